@@ -1,0 +1,16 @@
+// Typed reads of Purlin's environment variables. Every variable Purlin reads is listed
+// in README.md; reading them through here keeps parsing and error reporting uniform.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace purlin::env {
+
+// The value of `name`, or `fallback` when unset or empty.
+std::string get_string(const char* name, const std::string& fallback = "");
+
+// Integer value; a malformed value logs one WARN and yields `fallback`.
+int64_t get_int(const char* name, int64_t fallback);
+
+}  // namespace purlin::env
