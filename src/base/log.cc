@@ -12,18 +12,24 @@
 namespace purlin::log {
 namespace {
 
-Level parse(const char* s) {
-  if (s == nullptr) return Level::kNone;
+// Unset or unknown values yield `fallback`.
+Level parse(const char* s, Level fallback) {
+  if (s == nullptr || *s == '\0') return fallback;
+  if (strcasecmp(s, "NONE") == 0) return Level::kNone;
   if (strcasecmp(s, "WARN") == 0) return Level::kWarn;
   if (strcasecmp(s, "INFO") == 0) return Level::kInfo;
   if (strcasecmp(s, "TRACE") == 0) return Level::kTrace;
-  return Level::kNone;
+  return fallback;
 }
 
+// Warnings are on by default: a rejected argument or a missing real NCCL must be
+// visible without any setting. PURLIN_DEBUG, when set, is authoritative (NONE silences);
+// otherwise NCCL_DEBUG may raise the level, so existing NCCL habits keep working.
 Level from_env() {
-  Level a = parse(std::getenv("PURLIN_DEBUG"));
-  Level b = parse(std::getenv("NCCL_DEBUG"));
-  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+  const char* purlin = std::getenv("PURLIN_DEBUG");
+  if (purlin != nullptr && *purlin != '\0') return parse(purlin, Level::kWarn);
+  Level nccl = parse(std::getenv("NCCL_DEBUG"), Level::kWarn);
+  return static_cast<int>(nccl) >= static_cast<int>(Level::kWarn) ? nccl : Level::kWarn;
 }
 
 // -1: not read yet. Reading twice concurrently is harmless (same answer).

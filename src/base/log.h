@@ -1,8 +1,9 @@
 // Purlin's logging: one line per event on stderr, in NCCL's shape so that existing
 // log scrapers keep working ("host:pid:tid [dev] Purlin WARN ...").
 //
-// Level: PURLIN_DEBUG=WARN|INFO|TRACE (default: none). NCCL_DEBUG=WARN|INFO|TRACE is
-// honored too, because users of a drop-in library set the variable they already know.
+// Level: PURLIN_DEBUG=NONE|WARN|INFO|TRACE (default WARN). Without PURLIN_DEBUG,
+// NCCL_DEBUG=INFO|TRACE raises the level too, because users of a drop-in library set the
+// variable they already know.
 #pragma once
 
 #include <cstdarg>

@@ -1,0 +1,252 @@
+// Communicator creation entry points. All paths end in run_init (comm_init.h), submitted
+// through the group machinery so that blocking, nonblocking and grouped creation share
+// one implementation.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "checks.h"
+#include "comm_init.h"
+#include "errors.h"
+#include "export.h"
+#include "group.h"
+#include "runtime/bootstrap/bootstrap.h"
+
+namespace {
+
+using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surface
+namespace rt = purlin::runtime;
+
+ncclResult_t check_id(const char* fn, const ncclUniqueId& id) {
+  if (!rt::unique_id_valid(id))
+    return fail(ncclInvalidArgument, fn,
+                "commId is not a Purlin unique id (it must come from ncclGetUniqueId of this library)");
+  return ncclSuccess;
+}
+
+// Submits the init of `c` and, for a failed blocking init outside a group, frees it.
+ncclResult_t start_init(ncclComm** out, ncclComm* c, InitJob job) {
+  *out = c;
+  ncclResult_t res = submit_init(c, std::move(job));
+  if (res != ncclSuccess && res != ncclInProgress && c->blocking && !in_group()) {
+    discard_comm(c);
+    *out = nullptr;
+  }
+  return res;
+}
+
+ncclResult_t init_rank(const char* fn, ncclComm_t* newcomm, int nranks, const ncclUniqueId& id, int rank,
+                       const ncclConfig_t* config) {
+  if (ncclResult_t r = check_ptr(fn, "newcomm", newcomm); r != ncclSuccess) return r;
+  if (nranks < 1) return fail(ncclInvalidArgument, fn, "nranks %d must be at least 1", nranks);
+  if (ncclResult_t r = check_rank(fn, "rank", rank, nranks); r != ncclSuccess) return r;
+  if (ncclResult_t r = check_id(fn, id); r != ncclSuccess) return r;
+  ncclComm* c = nullptr;
+  if (ncclResult_t r = new_comm(fn, nranks, rank, current_device(), config, nullptr, &c); r != ncclSuccess)
+    return r;
+  return start_init(newcomm, c, [c, id] { return run_init(c, id); });
+}
+
+struct SplitVote {
+  int color;
+  int key;
+};
+
+// Split: one allgather of (color, key) decides the new groups (ordered by key, then by
+// parent rank, as in NCCL); a second allgather hands each group the unique id that its
+// new rank 0 created.
+ncclResult_t split_job(ncclComm* parent, ncclComm* child, int color, int key) {
+  const int n = parent->nranks, me = parent->rank;
+  rt::Bootstrap& boot = parent->core->bootstrap();
+  std::vector<SplitVote> votes(n);
+  votes[me] = {color, key};
+  ncclResult_t res = boot.allgather(votes.data(), sizeof(SplitVote));
+  std::vector<int> members;
+  if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR) {
+    for (int r = 0; r < n; ++r)
+      if (votes[r].color == color) members.push_back(r);
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return votes[a].key < votes[b].key; });
+  }
+  std::vector<ncclUniqueId> ids(n);
+  std::memset(ids.data(), 0, sizeof(ncclUniqueId) * ids.size());
+  if (res == ncclSuccess && !members.empty() && members[0] == me) res = rt::create_unique_id(&ids[me]);
+  // Even a failed rank joins the exchange so that its peers are not left waiting.
+  ncclResult_t ex = boot.allgather(ids.data(), sizeof(ncclUniqueId));
+  if (res == ncclSuccess) res = ex;
+  if (child == nullptr) return res;
+  if (res != ncclSuccess) {
+    child->state.store(res, std::memory_order_release);
+    return res;
+  }
+  child->nranks = static_cast<int>(members.size());
+  child->rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
+  return run_init(child, ids[members[0]]);
+}
+
+constexpr int kShrinkTag = 0x5348524b;  // "SHRK"
+
+// Shrink: excluded ranks may be dead, so nothing collective over the parent is used;
+// the lowest surviving rank sends the new unique id to each survivor point to point.
+ncclResult_t shrink_job(ncclComm* parent, ncclComm* child, std::vector<int> survivors) {
+  rt::Bootstrap& boot = parent->core->bootstrap();
+  const int me = parent->rank, leader = survivors[0];
+  ncclUniqueId id{};
+  ncclResult_t res = ncclSuccess;
+  if (me == leader) {
+    res = rt::create_unique_id(&id);
+    for (size_t i = 1; i < survivors.size() && res == ncclSuccess; ++i)
+      res = boot.send(survivors[i], kShrinkTag, &id, sizeof(id));
+  } else {
+    res = boot.recv(leader, kShrinkTag, &id, sizeof(id));
+  }
+  if (res != ncclSuccess) {
+    child->state.store(res, std::memory_order_release);
+    return res;
+  }
+  return run_init(child, id);
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
+  return guarded("ncclGetUniqueId", [&] {
+    if (ncclResult_t r = check_ptr("ncclGetUniqueId", "uniqueId", uniqueId); r != ncclSuccess) return r;
+    return rt::create_unique_id(uniqueId);
+  });
+}
+
+ncclResult_t pncclCommInitRank(ncclComm_t* newcomm, int nranks, ncclUniqueId commId, int rank) {
+  return guarded("ncclCommInitRank",
+                 [&] { return init_rank("ncclCommInitRank", newcomm, nranks, commId, rank, nullptr); });
+}
+
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                     ncclConfig_t* config) {
+  return guarded("ncclCommInitRankConfig",
+                 [&] { return init_rank("ncclCommInitRankConfig", comm, nranks, commId, rank, config); });
+}
+
+// Scalable init exists to spread NCCL's rendezvous over several roots; Purlin's
+// rendezvous is small, so every rank meets at the first id's root.
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                       ncclUniqueId* commIds, ncclConfig_t* config) {
+  const char* fn = "ncclCommInitRankScalable";
+  return guarded(fn, [&] {
+    if (nId < 1) return fail(ncclInvalidArgument, fn, "nId %d must be at least 1", nId);
+    if (ncclResult_t r = check_ptr(fn, "commIds", commIds); r != ncclSuccess) return r;
+    for (int i = 1; i < nId; ++i)
+      if (ncclResult_t r = check_id(fn, commIds[i]); r != ncclSuccess) return r;
+    return init_rank(fn, newcomm, nranks, commIds[0], myrank, config);
+  });
+}
+
+ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  const char* fn = "ncclCommInitAll";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ptr(fn, "comms", comms); r != ncclSuccess) return r;
+    if (ndev < 1) return fail(ncclInvalidArgument, fn, "ndev %d must be at least 1", ndev);
+    const int visible = gpu_count();  // 0: no GPU, device numbers cannot be checked
+    for (int i = 0; i < ndev; ++i) {
+      int dev = devlist ? devlist[i] : i;
+      if (dev < 0 || (visible > 0 && dev >= visible))
+        return fail(ncclInvalidArgument, fn, "devlist[%d]=%d is not a CUDA device (%d visible)", i, dev, visible);
+    }
+    ncclUniqueId id;
+    if (ncclResult_t r = rt::create_unique_id(&id); r != ncclSuccess) return r;
+    std::vector<ncclComm*> made(ndev, nullptr);
+    group_start();
+    ncclResult_t res = ncclSuccess;
+    for (int i = 0; i < ndev && res == ncclSuccess; ++i) {
+      res = new_comm(fn, ndev, i, devlist ? devlist[i] : i, nullptr, nullptr, &made[i]);
+      if (res == ncclSuccess) {
+        ncclComm* c = made[i];
+        res = submit_init(c, [c, id] { return run_init(c, id); });
+      }
+    }
+    ncclResult_t end = group_end(nullptr);
+    if (res == ncclSuccess) res = end;
+    for (int i = 0; i < ndev; ++i) {
+      if (res != ncclSuccess && made[i] != nullptr) discard_comm(made[i]);
+      comms[i] = res == ncclSuccess ? made[i] : nullptr;
+    }
+    return res;
+  });
+}
+
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  const char* fn = "ncclCommSplit";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "newcomm", newcomm); r != ncclSuccess) return r;
+    if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+      return fail(ncclInvalidArgument, fn, "color %d must be >= 0 or NCCL_SPLIT_NOCOLOR", color);
+    ncclComm* child = nullptr;
+    if (color != NCCL_SPLIT_NOCOLOR) {
+      if (ncclResult_t r = new_comm(fn, 0, 0, comm->cuda_device, config, comm, &child); r != ncclSuccess) return r;
+    }
+    *newcomm = child;
+    ncclComm* parent = comm;
+    InitJob job = [parent, child, color, key] { return split_job(parent, child, color, key); };
+    if (child == nullptr) {
+      // No new communicator, but the rank still takes part in the vote.
+      if (in_group()) return submit_init(parent, std::move(job));
+      return job();
+    }
+    return start_init(newcomm, child, std::move(job));
+  });
+}
+
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags) {
+  const char* fn = "ncclCommShrink";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "newcomm", newcomm); r != ncclSuccess) return r;
+    if (excludeRanksCount < 0 || excludeRanksCount >= comm->nranks)
+      return fail(ncclInvalidArgument, fn, "excludeRanksCount %d must be in [0, %d)", excludeRanksCount,
+                  comm->nranks);
+    if (excludeRanksCount > 0 && excludeRanksList == nullptr)
+      return fail(ncclInvalidArgument, fn, "excludeRanksList is NULL with excludeRanksCount %d", excludeRanksCount);
+    if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
+      return fail(ncclInvalidArgument, fn, "shrinkFlags 0x%x is not NCCL_SHRINK_DEFAULT or NCCL_SHRINK_ABORT",
+                  shrinkFlags);
+    std::vector<bool> excluded(comm->nranks, false);
+    for (int i = 0; i < excludeRanksCount; ++i) {
+      if (ncclResult_t r = check_rank(fn, "excludeRanksList[i]", excludeRanksList[i], comm->nranks); r != ncclSuccess)
+        return r;
+      excluded[excludeRanksList[i]] = true;
+    }
+    if (excluded[comm->rank])
+      return fail(ncclInvalidUsage, fn, "the calling rank %d is in excludeRanksList", comm->rank);
+    std::vector<int> survivors;
+    for (int r = 0; r < comm->nranks; ++r)
+      if (!excluded[r]) survivors.push_back(r);
+    const int new_rank = static_cast<int>(std::find(survivors.begin(), survivors.end(), comm->rank) - survivors.begin());
+    ncclComm* child = nullptr;
+    if (ncclResult_t r = new_comm(fn, static_cast<int>(survivors.size()), new_rank, comm->cuda_device, config, comm,
+                                  &child);
+        r != ncclSuccess)
+      return r;
+    ncclComm* parent = comm;
+    return start_init(newcomm, child, [parent, child, survivors] { return shrink_job(parent, child, survivors); });
+  });
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId*) PURLIN_WEAK_ALIAS_OF_P(ncclGetUniqueId);
+ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int) PURLIN_WEAK_ALIAS_OF_P(ncclCommInitRank);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*)
+    PURLIN_WEAK_ALIAS_OF_P(ncclCommInitRankConfig);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*)
+    PURLIN_WEAK_ALIAS_OF_P(ncclCommInitRankScalable);
+ncclResult_t ncclCommInitAll(ncclComm_t*, int, const int*) PURLIN_WEAK_ALIAS_OF_P(ncclCommInitAll);
+ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*) PURLIN_WEAK_ALIAS_OF_P(ncclCommSplit);
+ncclResult_t ncclCommShrink(ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int)
+    PURLIN_WEAK_ALIAS_OF_P(ncclCommShrink);
+
+}  // extern "C"

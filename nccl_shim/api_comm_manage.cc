@@ -1,0 +1,130 @@
+// Communicator queries and teardown.
+#include <nccl.h>
+
+#include "checks.h"
+#include "comm.h"
+#include "errors.h"
+#include "export.h"
+#include "real_nccl.h"
+#include "registration.h"
+
+namespace {
+
+using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surface
+
+ncclComm_t real_of(const ncclComm* c) { return c->real.load(std::memory_order_acquire); }
+
+// Ends a communicator: the real one first (it may still reference Purlin's buffers),
+// then Purlin's own state.
+ncclResult_t teardown(ncclComm* c, bool abort) {
+  ncclResult_t res = ncclSuccess;
+  if (abort && c->core) c->core->abort();
+  if (ncclComm_t rc = real_of(c); rc != nullptr) {
+    const RealNccl* rn = real_nccl();
+    res = abort ? rn->CommAbort(rc) : rn->CommDestroy(rc);
+  }
+  free_registrations(c);
+  live_remove(c);
+  delete_comm(c);
+  return res;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+  const char* fn = "ncclCommFinalize";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    // Purlin's own work completes on the application's streams; only the real NCCL
+    // may still hold operations to flush.
+    if (ncclComm_t rc = real_of(comm); rc != nullptr) return real_nccl()->CommFinalize(rc);
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+  const char* fn = "ncclCommDestroy";
+  return guarded(fn, [&] {
+    if (comm == nullptr) return ncclSuccess;  // NCCL accepts a NULL communicator here
+    if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
+    return teardown(comm, false);
+  });
+}
+
+ncclResult_t pncclCommAbort(ncclComm_t comm) {
+  const char* fn = "ncclCommAbort";
+  return guarded(fn, [&] {
+    if (comm == nullptr) return ncclSuccess;
+    if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
+    return teardown(comm, true);
+  });
+}
+
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  const char* fn = "ncclCommRevoke";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (revokeFlags != NCCL_REVOKE_DEFAULT)
+      return fail(ncclInvalidArgument, fn, "revokeFlags 0x%x is not NCCL_REVOKE_DEFAULT", revokeFlags);
+    ncclResult_t res = ncclSuccess;
+    if (ncclComm_t rc = real_of(comm); rc != nullptr) res = real_nccl()->CommRevoke(rc, revokeFlags);
+    comm->revoked.store(true, std::memory_order_release);
+    return res;
+  });
+}
+
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  const char* fn = "ncclCommGetAsyncError";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "asyncError", asyncError); r != ncclSuccess) return r;
+    *asyncError = comm->state.load(std::memory_order_acquire);
+    if (*asyncError == ncclSuccess) {
+      if (ncclComm_t rc = real_of(comm); rc != nullptr) return real_nccl()->CommGetAsyncError(rc, asyncError);
+    }
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
+  const char* fn = "ncclCommCount";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "count", count); r != ncclSuccess) return r;
+    *count = comm->nranks;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
+  const char* fn = "ncclCommCuDevice";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "device", device); r != ncclSuccess) return r;
+    *device = comm->cuda_device;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
+  const char* fn = "ncclCommUserRank";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "rank", rank); r != ncclSuccess) return r;
+    *rank = comm->rank;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommFinalize);
+ncclResult_t ncclCommDestroy(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommDestroy);
+ncclResult_t ncclCommAbort(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommAbort);
+ncclResult_t ncclCommRevoke(ncclComm_t, int) PURLIN_WEAK_ALIAS_OF_P(ncclCommRevoke);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t*) PURLIN_WEAK_ALIAS_OF_P(ncclCommGetAsyncError);
+ncclResult_t ncclCommCount(const ncclComm_t, int*) PURLIN_WEAK_ALIAS_OF_P(ncclCommCount);
+ncclResult_t ncclCommCuDevice(const ncclComm_t, int*) PURLIN_WEAK_ALIAS_OF_P(ncclCommCuDevice);
+ncclResult_t ncclCommUserRank(const ncclComm_t, int*) PURLIN_WEAK_ALIAS_OF_P(ncclCommUserRank);
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+#include "comm.h"
+
+#include <shared_mutex>
+#include <unordered_set>
+
+#include "errors.h"
+
+namespace purlin::shim {
+namespace {
+
+std::shared_mutex& live_mu() {
+  static std::shared_mutex mu;
+  return mu;
+}
+std::unordered_set<const ncclComm*>& live_set() {
+  static auto* set = new std::unordered_set<const ncclComm*>();  // never destroyed: used at exit
+  return *set;
+}
+
+}  // namespace
+
+void live_add(ncclComm* c) {
+  std::unique_lock lock(live_mu());
+  live_set().insert(c);
+}
+
+void live_remove(ncclComm* c) {
+  std::unique_lock lock(live_mu());
+  live_set().erase(c);
+}
+
+bool live_contains(const ncclComm* c) {
+  std::shared_lock lock(live_mu());
+  return live_set().count(c) != 0;
+}
+
+ncclResult_t check_live(const char* fn, const ncclComm* c) {
+  if (c == nullptr) return fail(ncclInvalidArgument, fn, "comm is NULL");
+  if (!live_contains(c))
+    return fail(ncclInvalidArgument, fn, "comm %p is not a live communicator (destroyed or never created)",
+                static_cast<const void*>(c));
+  return ncclSuccess;
+}
+
+ncclResult_t check_ready(const char* fn, const ncclComm* c) {
+  if (ncclResult_t r = check_live(fn, c); r != ncclSuccess) return r;
+  ncclResult_t st = c->state.load(std::memory_order_acquire);
+  if (st == ncclInProgress)
+    return fail(ncclInvalidUsage, fn, "comm %p is still initializing (poll ncclCommGetAsyncError)",
+                static_cast<const void*>(c));
+  if (st != ncclSuccess || c->core == nullptr)
+    return fail(ncclInvalidUsage, fn, "comm %p is in error state %d", static_cast<const void*>(c),
+                static_cast<int>(st));
+  if (c->revoked.load(std::memory_order_acquire))
+    return fail(ncclInvalidUsage, fn, "comm %p was revoked", static_cast<const void*>(c));
+  return ncclSuccess;
+}
+
+void delete_comm(ncclComm* c) {
+  if (c->init_thread.joinable()) c->init_thread.join();
+  delete c;
+}
+
+}  // namespace purlin::shim

@@ -1,0 +1,63 @@
+// The object behind ncclComm_t: Purlin's communicator plus what the shim needs to honor
+// the NCCL contract (config, asynchronous init state, the lazily created real-NCCL
+// communicator that forwarded calls run on).
+#pragma once
+
+#include <nccl.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "runtime/communicator.h"
+
+struct ncclComm {
+  // Known from the creating call, before the group has formed.
+  int rank = 0;
+  int nranks = 0;
+  int cuda_device = -1;
+  bool blocking = true;
+  ncclConfig_t config{};     // the user's config with defaults filled in
+  std::string comm_name;     // owns config.commName's text
+
+  // ncclInProgress until init finishes, then its result; later an asynchronous error.
+  std::atomic<ncclResult_t> state{ncclInProgress};
+  std::unique_ptr<purlin::runtime::Communicator> core;  // set once init succeeded
+  std::thread init_thread;  // nonblocking init runs here; joined before destruction
+
+  std::atomic<bool> revoked{false};
+
+  // Forwarding to the real NCCL. Created at the first forwarded call on this
+  // communicator; every rank makes the same calls in the same order (the NCCL contract),
+  // so that first call is reached by all ranks and the creation stays collective.
+  std::mutex real_mu;
+  std::atomic<ncclComm_t> real{nullptr};
+  ncclResult_t real_status = ncclSuccess;  // sticky failure of the real init
+
+  // Reduction operators created on this communicator (ncclRedOpCreatePreMulSum).
+  std::mutex ops_mu;
+  std::set<int> user_ops;
+};
+
+namespace purlin::shim {
+
+// Communicators that exist and have not been destroyed; lets every entry point tell a
+// live handle from a stale or garbage one without touching freed memory.
+void live_add(ncclComm* c);
+void live_remove(ncclComm* c);
+bool live_contains(const ncclComm* c);
+
+// A live communicator whose init has completed successfully; otherwise fails with one
+// WARN naming `fn` (ncclInvalidArgument for null/unknown, ncclInvalidUsage for a
+// communicator that is still initializing, failed, or was revoked).
+ncclResult_t check_ready(const char* fn, const ncclComm* c);
+// A live communicator in any state (for destroy, abort, async-error queries).
+ncclResult_t check_live(const char* fn, const ncclComm* c);
+
+// Joins a pending init and frees the communicator (after live_remove).
+void delete_comm(ncclComm* c);
+
+}  // namespace purlin::shim

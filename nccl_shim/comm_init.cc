@@ -1,0 +1,146 @@
+#include "comm_init.h"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <string>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "errors.h"
+#include "real_nccl.h"
+#include "router.h"
+#include "runtime/topology/topology.h"
+
+namespace purlin::shim {
+namespace {
+
+// Copies one field if the caller's config struct (possibly an older, smaller version)
+// has it and set it; the field is not read at all when it lies beyond user.size.
+template <class T>
+void merge_field(const ncclConfig_t& user, ncclConfig_t* cfg, T ncclConfig_t::*field, T undef) {
+  const auto offset = static_cast<size_t>(reinterpret_cast<const char*>(&(user.*field)) -
+                                          reinterpret_cast<const char*>(&user));
+  if (offset + sizeof(T) <= user.size && user.*field != undef) cfg->*field = user.*field;
+}
+
+void merge_config(const ncclConfig_t& user, ncclConfig_t* cfg) {
+  for (int ncclConfig_t::*f : {&ncclConfig_t::blocking, &ncclConfig_t::cgaClusterSize, &ncclConfig_t::minCTAs,
+                               &ncclConfig_t::maxCTAs, &ncclConfig_t::splitShare, &ncclConfig_t::trafficClass,
+                               &ncclConfig_t::collnetEnable, &ncclConfig_t::CTAPolicy, &ncclConfig_t::shrinkShare,
+                               &ncclConfig_t::nvlsCTAs, &ncclConfig_t::nChannelsPerNetPeer,
+                               &ncclConfig_t::nvlinkCentricSched})
+    merge_field(user, cfg, f, static_cast<int>(NCCL_CONFIG_UNDEF_INT));
+  for (const char* ncclConfig_t::*f : {&ncclConfig_t::netName, &ncclConfig_t::commName})
+    merge_field(user, cfg, f, static_cast<const char*>(NCCL_CONFIG_UNDEF_PTR));
+}
+
+ncclResult_t check_bool(const char* fn, const char* name, int v) {
+  if (v != NCCL_CONFIG_UNDEF_INT && v != 0 && v != 1)
+    return fail(ncclInvalidArgument, fn, "config->%s=%d must be 0 or 1", name, v);
+  return ncclSuccess;
+}
+
+ncclResult_t resolve_config(const char* fn, const ncclConfig_t* user, const ncclComm* parent,
+                            ncclConfig_t* cfg) {
+  *cfg = parent != nullptr ? parent->config : ncclConfig_t NCCL_CONFIG_INITIALIZER;
+  if (user != nullptr) {
+    if (user->magic != 0xcafebeef)
+      return fail(ncclInvalidArgument, fn, "config was not initialized with NCCL_CONFIG_INITIALIZER (magic 0x%x)",
+                  user->magic);
+    if (user->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || user->size > sizeof(ncclConfig_t) * 4)
+      return fail(ncclInvalidArgument, fn, "config->size %zu is not a known ncclConfig_t size", user->size);
+    merge_config(*user, cfg);
+  }
+  if (cfg->blocking == NCCL_CONFIG_UNDEF_INT)
+    cfg->blocking = static_cast<int>(env::get_int("NCCL_COMM_BLOCKING", 1));
+  if (ncclResult_t r = check_bool(fn, "blocking", cfg->blocking); r != ncclSuccess) return r;
+  if (ncclResult_t r = check_bool(fn, "splitShare", cfg->splitShare); r != ncclSuccess) return r;
+  if (ncclResult_t r = check_bool(fn, "collnetEnable", cfg->collnetEnable); r != ncclSuccess) return r;
+  if (cfg->cgaClusterSize != NCCL_CONFIG_UNDEF_INT && (cfg->cgaClusterSize < 0 || cfg->cgaClusterSize > 8))
+    return fail(ncclInvalidArgument, fn, "config->cgaClusterSize=%d must be in [0, 8]", cfg->cgaClusterSize);
+  const bool min_set = cfg->minCTAs != NCCL_CONFIG_UNDEF_INT, max_set = cfg->maxCTAs != NCCL_CONFIG_UNDEF_INT;
+  if ((min_set && cfg->minCTAs < 1) || (max_set && cfg->maxCTAs < 1) ||
+      (min_set && max_set && cfg->minCTAs > cfg->maxCTAs))
+    return fail(ncclInvalidArgument, fn, "config->minCTAs=%d / maxCTAs=%d must be >= 1 with min <= max",
+                cfg->minCTAs, cfg->maxCTAs);
+  return ncclSuccess;
+}
+
+}  // namespace
+
+int gpu_count() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+int current_device() {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return dev;
+}
+
+ncclResult_t new_comm(const char* fn, int nranks, int rank, int cuda_device,
+                      const ncclConfig_t* config, const ncclComm* parent, ncclComm** out) {
+  ncclConfig_t cfg;
+  if (ncclResult_t r = resolve_config(fn, config, parent, &cfg); r != ncclSuccess) return r;
+  auto* c = new ncclComm();
+  c->rank = rank;
+  c->nranks = nranks;
+  c->cuda_device = cuda_device;
+  c->config = cfg;
+  c->blocking = cfg.blocking != 0;
+  if (cfg.commName != nullptr) {
+    c->comm_name = cfg.commName;
+    c->config.commName = c->comm_name.c_str();
+  }
+  c->config.netName = nullptr;  // not owned; the real NCCL chooses its own network
+  live_add(c);
+  *out = c;
+  return ncclSuccess;
+}
+
+void discard_comm(ncclComm* c) {
+  live_remove(c);
+  delete_comm(c);
+}
+
+ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
+  // Without any GPU (a CI machine) communicators still form, so that bootstrap, groups
+  // and forwarding are testable; they simply have no device to run on.
+  if (c->cuda_device >= 0 && gpu_count() > 0) {
+    if (cudaSetDevice(c->cuda_device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      c->state.store(ncclInvalidArgument, std::memory_order_release);
+      return fail(ncclInvalidArgument, "ncclCommInitRank", "CUDA device %d cannot be used", c->cuda_device);
+    }
+    (void)runtime::bind_thread_near_gpu(c->cuda_device);
+  }
+  std::unique_ptr<runtime::Communicator> core;
+  ncclResult_t res = runtime::Communicator::create(id, c->rank, c->nranks, c->cuda_device, &core);
+  if (res == ncclSuccess) {
+    c->core = std::move(core);
+    std::string reason;
+    Route route = comm_route(c, &reason);
+    const auto& me = c->core->peers()[c->rank];
+    PURLIN_INFO("comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s); real NCCL: %s",
+                static_cast<void*>(c), c->comm_name.empty() ? "" : " name ", c->comm_name.c_str(),
+                c->rank, c->nranks, c->cuda_device, me.pci_bus_id[0] ? me.pci_bus_id : "none",
+                route == Route::kNative ? "native" : "forward", reason.c_str(), real_nccl_describe().c_str());
+  }
+  c->state.store(res, std::memory_order_release);
+  return res;
+}
+
+}  // namespace purlin::shim

@@ -1,0 +1,115 @@
+#include "forward.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "comm.h"
+#include "errors.h"
+#include "registration.h"
+
+namespace purlin::shim {
+namespace {
+
+// Keeps the caller's current device: the real init must run on the communicator's GPU,
+// but an application's thread must not find its device changed behind its back.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (device < 0 || cudaGetDevice(&saved_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      saved_ = -1;
+      return;
+    }
+    if (saved_ != device) (void)cudaSetDevice(device);
+  }
+  ~DeviceScope() {
+    if (saved_ >= 0) (void)cudaSetDevice(saved_);
+  }
+
+ private:
+  int saved_ = -1;
+};
+
+struct IdMessage {
+  ncclResult_t status;
+  ncclUniqueId id;
+};
+
+}  // namespace
+
+ncclResult_t require_real(const char* fn, const RealNccl** out) {
+  *out = real_nccl();
+  if (*out == nullptr)
+    return fail(ncclSystemError, fn,
+                "no real NCCL library to forward to; set PURLIN_NCCL_LIBRARY=/path/to/libnccl.so.2 (%s)",
+                real_nccl_describe().c_str());
+  return ncclSuccess;
+}
+
+ncclResult_t missing_entry(const char* fn) {
+  const RealNccl* rn = real_nccl();
+  return fail(ncclInvalidUsage, fn, "the real NCCL (%s, version %d) does not provide this function",
+              rn ? rn->path.c_str() : "none", rn ? rn->version : 0);
+}
+
+ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
+  if (c->real.load(std::memory_order_acquire) != nullptr) return ncclSuccess;
+  std::lock_guard<std::mutex> lock(c->real_mu);
+  if (c->real.load(std::memory_order_relaxed) != nullptr) return ncclSuccess;
+  if (c->real_status != ncclSuccess) return c->real_status;
+
+  const RealNccl* rn = nullptr;
+  // Every rank finds (or fails to find) the same library in a well-formed job; a rank
+  // that fails still takes part in the broadcast below so that no peer waits forever.
+  ncclResult_t local = require_real(fn, &rn);
+  IdMessage msg{};
+  msg.status = local;
+  if (c->rank == 0 && local == ncclSuccess) msg.status = rn->GetUniqueId(&msg.id);
+  ncclResult_t res = c->core->bootstrap().broadcast(&msg, sizeof(msg), 0);
+  if (res == ncclSuccess) res = local;  // this rank's own failure was reported already
+  if (res == ncclSuccess && msg.status != ncclSuccess)
+    res = fail(msg.status, fn, "real NCCL unique id unavailable on rank 0 (error %d)", msg.status);
+  if (res == ncclSuccess) {
+    DeviceScope device(c->cuda_device);
+    ncclConfig_t cfg = c->config;
+    cfg.blocking = 1;  // forwarded calls complete before Purlin returns; see README
+    ncclComm_t real = nullptr;
+    res = rn->CommInitRankConfig(&real, c->nranks, msg.id, c->rank, &cfg);
+    if (res == ncclSuccess) {
+      c->real.store(real, std::memory_order_release);
+      res = register_pending(c, rn);
+    } else {
+      fail(res, fn, "real NCCL ncclCommInitRankConfig failed (rank %d of %d): %s", c->rank,
+           c->nranks, rn->GetErrorString(res));
+    }
+  }
+  if (c->real.load(std::memory_order_relaxed) == nullptr) c->real_status = res;
+  return res;
+}
+
+ncclResult_t forward_now(const Descriptor& d) {
+  const char* fn = op_kind_name(d.kind);
+  if (ncclResult_t r = ensure_real_comm(fn, d.comm); r != ncclSuccess) return r;
+  const RealNccl* rn = real_nccl();
+  ncclComm_t rc = d.comm->real.load(std::memory_order_acquire);
+  switch (d.kind) {
+    case OpKind::kAllReduce: return call_real(fn, rn->AllReduce, d.sendbuff, d.recvbuff, d.count, d.type, d.op, rc, d.stream);
+    case OpKind::kAllGather: return call_real(fn, rn->AllGather, d.sendbuff, d.recvbuff, d.count, d.type, rc, d.stream);
+    case OpKind::kReduceScatter:
+      return call_real(fn, rn->ReduceScatter, d.sendbuff, d.recvbuff, d.count, d.type, d.op, rc, d.stream);
+    case OpKind::kAllToAll: return call_real(fn, rn->AlltoAll, d.sendbuff, d.recvbuff, d.count, d.type, rc, d.stream);
+    case OpKind::kBroadcast:
+      return call_real(fn, rn->Broadcast, d.sendbuff, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kReduce:
+      return call_real(fn, rn->Reduce, d.sendbuff, d.recvbuff, d.count, d.type, d.op, d.root, rc, d.stream);
+    case OpKind::kGather: return call_real(fn, rn->Gather, d.sendbuff, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kScatter:
+      return call_real(fn, rn->Scatter, d.sendbuff, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kSend: return call_real(fn, rn->Send, d.sendbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kRecv: return call_real(fn, rn->Recv, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+  }
+  return fail(ncclInternalError, fn, "unknown operation kind %d", static_cast<int>(d.kind));
+}
+
+}  // namespace purlin::shim

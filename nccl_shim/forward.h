@@ -1,0 +1,31 @@
+// Forwarding to the real NCCL: the lazily created real communicator and the one place
+// that turns a Descriptor into the matching real-NCCL call.
+#pragma once
+
+#include <nccl.h>
+
+#include "descriptor.h"
+#include "real_nccl.h"
+
+namespace purlin::shim {
+
+// The real NCCL, or a failure naming `fn` and how to point at a library.
+ncclResult_t require_real(const char* fn, const RealNccl** out);
+
+// Calls an entry point of the real NCCL that older releases may lack (RealNccl marks
+// those "may be null"): a missing one is an ncclInvalidUsage naming `fn`.
+ncclResult_t missing_entry(const char* fn);
+template <class F, class... Args>
+ncclResult_t call_real(const char* fn, F entry, Args... args) {
+  if (entry == nullptr) return missing_entry(fn);
+  return entry(args...);
+}
+
+// Creates c's real-NCCL communicator if it does not exist yet. Collective over c's ranks:
+// rank 0 asks the real NCCL for a unique id and Purlin's bootstrap broadcasts it.
+ncclResult_t ensure_real_comm(const char* fn, ncclComm* c);
+
+// Issues d on the real NCCL (ensuring the real communicator first).
+ncclResult_t forward_now(const Descriptor& d);
+
+}  // namespace purlin::shim

@@ -1,0 +1,32 @@
+// NCCL group semantics: ncclGroupStart/End nest; inside a group, communicator creation
+// and communication calls are recorded and carried out at the outermost ncclGroupEnd.
+//
+// At that point every recorded init runs in its own thread, because one application
+// thread may create several ranks of one communicator (nccl-tests does), and each rank's
+// rendezvous blocks until all ranks arrive.
+#pragma once
+
+#include <nccl.h>
+
+#include <functional>
+
+#include "descriptor.h"
+
+namespace purlin::shim {
+
+// An init (or split/shrink) of one communicator: runs the rendezvous, sets c->state.
+using InitJob = std::function<ncclResult_t()>;
+
+bool in_group();
+ncclResult_t group_start();
+// `sim` non-null: ncclGroupSimulateEnd (ops are estimated by the real NCCL, not run).
+ncclResult_t group_end(ncclSimInfo_t* sim);
+
+// Outside a group: runs the job now (blocking) or in the background (nonblocking comm,
+// returns ncclInProgress). Inside a group: records it for ncclGroupEnd.
+ncclResult_t submit_init(ncclComm* c, InitJob job);
+
+// Records a validated communication call for ncclGroupEnd.
+void defer_op(const Descriptor& d);
+
+}  // namespace purlin::shim

@@ -1,0 +1,68 @@
+// Purlin's bootstrap: how the ranks of a communicator find each other before any GPU memory is
+// shared, and the small host-side collectives the runtime needs while setting up (exchanging
+// peer info, IPC handles, barriers).
+//
+// create_unique_id starts a root rendezvous thread and returns an id naming it; every rank calls
+// Bootstrap::create with that id; afterwards the ranks talk directly (see mesh.h). Ranks may be
+// threads of one process (each its own Bootstrap object) or separate processes.
+//
+// Threading: a Bootstrap object is used by one thread at a time. abort() is the exception: it may
+// be called from any thread while the owner is blocked, but not concurrently with destruction.
+#pragma once
+
+#include <nccl.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace purlin::runtime {
+
+class Mesh;
+
+// Fills the 128-byte id: magic, a 16-byte random secret (getrandom), and the root's listen address.
+// Starts a detached root rendezvous thread listening on that address; the thread lives until the
+// group it serves has formed (or its timeout passes) and then exits and closes its socket.
+ncclResult_t create_unique_id(ncclUniqueId* out);
+
+// True if the id has Purlin's magic (used to validate user-supplied ids).
+bool unique_id_valid(const ncclUniqueId& id);
+
+class Bootstrap {
+ public:
+  // Blocking rendezvous of `nranks` ranks through the root named in `id`. Fails (never hangs
+  // forever) after PURLIN_BOOTSTRAP_TIMEOUT seconds (default 300).
+  // Errors: ncclInvalidArgument for a bad id / rank / nranks, or when the root refuses this rank
+  // (duplicate rank, nranks differing from the group's); ncclRemoteError when the root or a peer
+  // goes away or the timeout passes; ncclSystemError for local socket failures.
+  static ncclResult_t create(const ncclUniqueId& id, int rank, int nranks, std::unique_ptr<Bootstrap>* out);
+  ~Bootstrap();
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return nranks_; }
+
+  // In place: rank r's contribution is at offset r * bytes_per_rank on every rank.
+  ncclResult_t allgather(void* data, size_t bytes_per_rank);
+  ncclResult_t broadcast(void* data, size_t bytes, int root);
+  ncclResult_t barrier();
+  // Messages between a pair keep their order per tag; a message for another tag or peer that
+  // arrives first is buffered. recv expects exactly `bytes`: another size is ncclInvalidUsage.
+  // Every operation fails with ncclRemoteError after PURLIN_BOOTSTRAP_TIMEOUT seconds.
+  ncclResult_t send(int peer, int tag, const void* data, size_t bytes);
+  ncclResult_t recv(int peer, int tag, void* data, size_t bytes);
+  // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).
+  void abort();
+
+ private:
+  Bootstrap(int rank, int nranks, std::unique_ptr<Mesh> mesh);
+  ncclResult_t ring_allgather(void* data, size_t bytes_per_rank);
+  ncclResult_t tree_broadcast(void* data, size_t bytes, int root);
+  ncclResult_t dissemination_barrier();
+
+  int rank_;
+  int nranks_;
+  std::unique_ptr<Mesh> mesh_;
+};
+
+}  // namespace purlin::runtime
