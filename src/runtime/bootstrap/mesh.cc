@@ -164,7 +164,8 @@ void Mesh::accept_new() {
   net::Socket s;
   net::Address from;
   while (net::accept_one(listener_.fd(), &s, &from)) {
-    const auto strangers = std::count_if(inbound_.begin(), inbound_.end(), [](const Inbound& in) { return in.peer < 0; });
+    const auto strangers =
+        std::count_if(inbound_.begin(), inbound_.end(), [](const Inbound& in) { return in.peer < 0; });
     if (static_cast<size_t>(strangers) >= kMaxUnauthenticated) {
       PURLIN_WARN("bootstrap rank %d: %zu connections have not said hello; dropping %s", rank_,
                   static_cast<size_t>(strangers), from.str().c_str());
