@@ -5,6 +5,7 @@
 #include "comm.h"
 #include "errors.h"
 #include "export.h"
+#include "forward.h"
 #include "real_nccl.h"
 #include "registration.h"
 
@@ -69,7 +70,7 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) {
     if (revokeFlags != NCCL_REVOKE_DEFAULT)
       return fail(ncclInvalidArgument, fn, "revokeFlags 0x%x is not NCCL_REVOKE_DEFAULT", revokeFlags);
     ncclResult_t res = ncclSuccess;
-    if (ncclComm_t rc = real_of(comm); rc != nullptr) res = real_nccl()->CommRevoke(rc, revokeFlags);
+    if (ncclComm_t rc = real_of(comm); rc != nullptr) res = call_real(fn, real_nccl()->CommRevoke, rc, revokeFlags);
     comm->revoked.store(true, std::memory_order_release);
     return res;
   });

@@ -114,8 +114,8 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
       return fail(ncclInvalidArgument, fn, "winFlags 0x%x has unknown bits", winFlags);
     if (real_nccl() != nullptr) {
       if (ncclResult_t r = ensure_real_comm(fn, comm); r != ncclSuccess) return r;
-      ncclResult_t r = real_nccl()->CommWindowRegister(comm->real.load(std::memory_order_acquire), buff, size,
-                                                       win, winFlags);
+      ncclResult_t r = call_real(fn, real_nccl()->CommWindowRegister, comm->real.load(std::memory_order_acquire),
+                                 buff, size, win, winFlags);
       if (r != ncclSuccess) return r;
       comm->core->registry().add(Range{buff, size, RangeKind::kWindow, *win, true});
       return ncclSuccess;
@@ -136,7 +136,7 @@ ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
       return fail(ncclInvalidArgument, fn, "win %p is not a window of this comm", static_cast<void*>(win));
     comm->core->registry().remove(win);
     if (range->external)
-      return real_nccl()->CommWindowDeregister(comm->real.load(std::memory_order_acquire), win);
+      return call_real(fn, real_nccl()->CommWindowDeregister, comm->real.load(std::memory_order_acquire), win);
     delete reinterpret_cast<NativeWindow*>(win);
     return ncclSuccess;
   });

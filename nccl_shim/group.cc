@@ -65,7 +65,7 @@ ncclResult_t issue_ops(std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   }
   // The real group is always closed, also after a failure, so the real NCCL's thread
   // state stays balanced.
-  ncclResult_t end = sim ? rn->GroupSimulateEnd(sim) : rn->GroupEnd();
+  ncclResult_t end = sim ? call_real(fn, rn->GroupSimulateEnd, sim) : rn->GroupEnd();
   return res != ncclSuccess ? res : end;
 }
 

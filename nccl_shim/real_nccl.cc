@@ -4,6 +4,7 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -44,7 +45,7 @@ SelfObject find_self() {
   self.base = info.dli_fbase;
   // For the main program glibc reports argv[0], which need not be a path.
   const char* file = info.dli_fname;
-  if (file == nullptr || file[0] != '/') file = "/proc/self/exe";
+  if (file == nullptr || std::strchr(file, '/') == nullptr) file = "/proc/self/exe";
   struct stat st {};
   if (stat(file, &st) == 0) {
     self.have_file = true;
@@ -279,6 +280,19 @@ std::vector<std::pair<std::string, const char*>> usual_locations(
   auto add_dir = [&out](const std::string& dir, const char* origin) {
     if (!dir.empty()) out.emplace_back(dir + "/libnccl.so.2", origin);
   };
+  // pip's nvidia-nccl-cu* wheel: <site-packages>/nvidia/nccl/lib. Any loaded object under
+  // a site-packages directory (torch's libraries, the interpreter's extension modules)
+  // tells us where that directory is. It comes first among the usual places: a framework
+  // that ships this wheel was built and tested against it, while a system NCCL may be older.
+  std::set<std::string> sites;
+  for (const LoadedObject& obj : loaded) {
+    for (const char* marker : {"/site-packages/", "/dist-packages/"}) {
+      size_t at = obj.path.find(marker);
+      if (at == std::string::npos) continue;
+      std::string site = obj.path.substr(0, at + std::strlen(marker) - 1);
+      if (sites.insert(site).second) add_dir(site + "/nvidia/nccl/lib", "the Python nvidia-nccl package");
+    }
+  }
   std::string ld_path = env::get_string("LD_LIBRARY_PATH");
   for (size_t begin = 0; begin <= ld_path.size();) {
     size_t end = ld_path.find(':', begin);
@@ -308,18 +322,6 @@ std::vector<std::pair<std::string, const char*>> usual_locations(
   }
   add_dir("/usr/local/cuda/lib64", "the CUDA toolkit");
   add_dir("/usr/local/cuda/lib", "the CUDA toolkit");
-  // pip's nvidia-nccl-cu* wheel: <site-packages>/nvidia/nccl/lib. Any loaded object under
-  // a site-packages directory (torch's libraries, the interpreter's extension modules)
-  // tells us where that directory is.
-  std::set<std::string> sites;
-  for (const LoadedObject& obj : loaded) {
-    for (const char* marker : {"/site-packages/", "/dist-packages/"}) {
-      size_t at = obj.path.find(marker);
-      if (at == std::string::npos) continue;
-      std::string site = obj.path.substr(0, at + std::strlen(marker) - 1);
-      if (sites.insert(site).second) add_dir(site + "/nvidia/nccl/lib", "the Python nvidia-nccl package");
-    }
-  }
   return out;
 }
 

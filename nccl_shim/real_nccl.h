@@ -6,9 +6,10 @@
 //   1. PURLIN_NCCL_LIBRARY=<file>: authoritative; when it cannot be used nothing else is
 //      tried, so an explicit choice never silently becomes another library;
 //   2. a libnccl.so* the process has already loaded that is not Purlin;
-//   3. <dir>/libnccl.so.2 for the directories of LD_LIBRARY_PATH, the loader's standard
-//      directories, the CUDA toolkit (CUDA_HOME, CUDA_PATH, /usr/local/cuda) and the
-//      Python nvidia-nccl wheel next to any loaded object under site-/dist-packages.
+//   3. <dir>/libnccl.so.2 for the Python nvidia-nccl wheel next to any loaded object under
+//      site-/dist-packages (the NCCL a framework such as PyTorch ships with), then the
+//      directories of LD_LIBRARY_PATH, the loader's standard directories and the CUDA
+//      toolkit (CUDA_HOME, CUDA_PATH, /usr/local/cuda).
 #pragma once
 
 #include <nccl.h>

@@ -1,0 +1,219 @@
+// The real-NCCL loader (nccl_shim/real_nccl.h) linked directly into the test, against the
+// fake NCCL, a partial library, a build of Purlin and, when present, the toolkit's NCCL.
+#include "real_nccl.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_nccl_client.h"
+#include "purlin_elf_note.h"
+
+namespace purlin::shim {
+namespace {
+
+std::string resolved(const char* path) {
+  char buf[PATH_MAX];
+  return realpath(path, buf) != nullptr ? std::string(buf) : std::string();
+}
+
+// Every RealNccl member with the entry point it must be bound to.
+std::vector<std::pair<std::string, void*>> entry_points(const RealNccl& r) {
+  auto p = [](auto f) { return reinterpret_cast<void*>(f); };
+  return {
+      {"GetVersion", p(r.GetVersion)}, {"GetUniqueId", p(r.GetUniqueId)},
+      {"GetErrorString", p(r.GetErrorString)}, {"GetLastError", p(r.GetLastError)},
+      {"ResetDebugInit", p(r.ResetDebugInit)}, {"CommInitRank", p(r.CommInitRank)},
+      {"CommInitRankConfig", p(r.CommInitRankConfig)}, {"CommInitRankScalable", p(r.CommInitRankScalable)},
+      {"CommInitAll", p(r.CommInitAll)}, {"CommSplit", p(r.CommSplit)}, {"CommShrink", p(r.CommShrink)},
+      {"CommFinalize", p(r.CommFinalize)}, {"CommDestroy", p(r.CommDestroy)}, {"CommAbort", p(r.CommAbort)},
+      {"CommRevoke", p(r.CommRevoke)}, {"CommGetAsyncError", p(r.CommGetAsyncError)},
+      {"CommCount", p(r.CommCount)}, {"CommCuDevice", p(r.CommCuDevice)}, {"CommUserRank", p(r.CommUserRank)},
+      {"MemAlloc", p(r.MemAlloc)}, {"MemFree", p(r.MemFree)}, {"CommRegister", p(r.CommRegister)},
+      {"CommDeregister", p(r.CommDeregister)}, {"CommWindowRegister", p(r.CommWindowRegister)},
+      {"CommWindowDeregister", p(r.CommWindowDeregister)}, {"RedOpCreatePreMulSum", p(r.RedOpCreatePreMulSum)},
+      {"RedOpDestroy", p(r.RedOpDestroy)}, {"AllReduce", p(r.AllReduce)}, {"AllGather", p(r.AllGather)},
+      {"ReduceScatter", p(r.ReduceScatter)}, {"AlltoAll", p(r.AlltoAll)}, {"Broadcast", p(r.Broadcast)},
+      {"Bcast", p(r.Bcast)}, {"Reduce", p(r.Reduce)}, {"Gather", p(r.Gather)}, {"Scatter", p(r.Scatter)},
+      {"Send", p(r.Send)}, {"Recv", p(r.Recv)}, {"GroupStart", p(r.GroupStart)}, {"GroupEnd", p(r.GroupEnd)},
+      {"GroupSimulateEnd", p(r.GroupSimulateEnd)}, {"DevCommCreate", p(r.DevCommCreate)},
+      {"DevCommDestroy", p(r.DevCommDestroy)}, {"TeamWorld", p(r.TeamWorld)}, {"TeamLsa", p(r.TeamLsa)},
+      {"TeamRail", p(r.TeamRail)}, {"TeamRankToWorld", p(r.TeamRankToWorld)},
+      {"TeamRankToLsa", p(r.TeamRankToLsa)}, {"LsaBarrierCreateRequirement", p(r.LsaBarrierCreateRequirement)},
+      {"GinBarrierCreateRequirement", p(r.GinBarrierCreateRequirement)},
+      {"LLA2ACalcSlots", p(r.LLA2ACalcSlots)}, {"LLA2ACreateRequirement", p(r.LLA2ACreateRequirement)},
+  };
+}
+
+// Each member points at the library's own pnccl<Name> (or its alias ncclX: same address).
+void expect_fully_bound(const RealNccl& r) {
+  auto entries = entry_points(r);
+  ASSERT_EQ(static_cast<int>(entries.size()), kRealNcclEntryPoints);
+  void* handle = dlopen(r.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr) << r.path << " is not loaded";
+  for (const auto& [name, fn] : entries) {
+    EXPECT_NE(fn, nullptr) << name;
+    EXPECT_EQ(fn, dlsym(handle, ("pnccl" + name).c_str())) << name << " is bound to the wrong symbol";
+  }
+  dlclose(handle);
+}
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("PURLIN_NCCL_LIBRARY");
+    setenv("LD_LIBRARY_PATH", "", 1);
+    setenv("CUDA_HOME", "/nonexistent", 1);
+    setenv("CUDA_PATH", "/nonexistent", 1);
+  }
+  std::unique_ptr<RealNccl> search() { return search_real_nccl(&describe_); }
+  std::string describe_;
+};
+
+TEST_F(LoaderTest, ExplicitPathLoadsTheFake) {
+  setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_PATH, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->version, 22899);
+  EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
+  EXPECT_NE(describe_.find(lib->path), std::string::npos) << describe_;
+  EXPECT_NE(describe_.find("PURLIN_NCCL_LIBRARY"), std::string::npos) << describe_;
+  expect_fully_bound(*lib);
+}
+
+TEST_F(LoaderTest, ExplicitPathThroughASymlinkLoadsTheTarget) {
+  std::string link = std::string(FAKE_NCCL_DIR) + "/libnccl.so.2";
+  setenv("PURLIN_NCCL_LIBRARY", link.c_str(), 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
+}
+
+TEST_F(LoaderTest, NonexistentExplicitPathYieldsNothing) {
+  setenv("PURLIN_NCCL_LIBRARY", "/nonexistent/dir/libnccl.so.2", 1);
+  // The fake is reachable on the path, but an explicit setting is never replaced.
+  setenv("LD_LIBRARY_PATH", FAKE_NCCL_DIR, 1);
+  auto lib = search();
+  EXPECT_EQ(lib, nullptr);
+  EXPECT_NE(describe_.find("/nonexistent/dir/libnccl.so.2: no such file"), std::string::npos) << describe_;
+}
+
+TEST_F(LoaderTest, PurlinItselfIsRefusedWithoutBeingLoaded) {
+  setenv("PURLIN_NCCL_LIBRARY", PURLIN_NCCL_PATH, 1);
+  ASSERT_TRUE(elf_file_has_purlin_note(PURLIN_NCCL_PATH)) << "the build lost its ELF note";
+  auto lib = search();
+  EXPECT_EQ(lib, nullptr);
+  EXPECT_NE(describe_.find("another build of Purlin"), std::string::npos) << describe_;
+  EXPECT_EQ(dlopen(PURLIN_NCCL_PATH, RTLD_NOW | RTLD_NOLOAD), nullptr) << "Purlin was loaded to be inspected";
+}
+
+TEST_F(LoaderTest, PartialLibraryIsRefusedNamingWhatItLacks) {
+  setenv("PURLIN_NCCL_LIBRARY", PARTIAL_NCCL_PATH, 1);
+  auto lib = search();
+  EXPECT_EQ(lib, nullptr);
+  EXPECT_NE(describe_.find("lacks ncclGetUniqueId"), std::string::npos) << describe_;
+}
+
+TEST_F(LoaderTest, SearchSkipsPurlinOnTheLibraryPathAndFindsTheFake) {
+  std::string purlin_dir = resolved(PURLIN_NCCL_PATH);
+  purlin_dir.resize(purlin_dir.rfind('/'));
+  std::string path = "/nonexistent:" + purlin_dir + "::" + FAKE_NCCL_DIR;
+  setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
+  EXPECT_EQ(lib->version, 22899);
+  EXPECT_NE(describe_.find("LD_LIBRARY_PATH"), std::string::npos) << describe_;
+}
+
+TEST_F(LoaderTest, CudaHomeIsSearched) {
+  setenv("CUDA_HOME", FAKE_CUDA_HOME, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
+  EXPECT_NE(describe_.find("CUDA toolkit"), std::string::npos) << describe_;
+}
+
+TEST_F(LoaderTest, AlreadyLoadedLibncclIsPreferred) {
+  // The loader knows a loaded object by the name it was first loaded under; once an
+  // earlier test in this process loaded the fake as libfake_nccl.so, that stays its name.
+  if (void* h = dlopen(FAKE_NCCL_PATH, RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(h);
+    GTEST_SKIP() << "the fake is already loaded under another name; run this test in its own process (ctest does)";
+  }
+  // Load the fake under a libnccl.so.2 name, as an application linked against NCCL would;
+  // the usual locations hold nothing (or the toolkit's NCCL, found later in the order).
+  std::string link = std::string(FAKE_NCCL_DIR) + "/libnccl.so.2";
+  void* h = dlopen(link.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
+  EXPECT_NE(describe_.find("already loaded"), std::string::npos) << describe_;
+  dlclose(h);
+}
+
+TEST_F(LoaderTest, RealNcclIsLoadedOnceForAllThreads) {
+  setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_PATH, 1);
+  std::vector<const RealNccl*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&seen, i] { seen[i] = real_nccl(); });
+  for (auto& t : threads) t.join();
+  ASSERT_NE(seen[0], nullptr) << real_nccl_describe();
+  for (const RealNccl* r : seen) EXPECT_EQ(r, seen[0]);
+  EXPECT_EQ(seen[0]->version, 22899);
+  // Later changes of the environment do not matter: the first answer is kept.
+  setenv("PURLIN_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
+  EXPECT_EQ(real_nccl(), seen[0]);
+  EXPECT_NE(real_nccl_describe().find(seen[0]->path), std::string::npos);
+}
+
+// The fake's own contract, which the forwarding tests rely on: results configurable per
+// entry point over FAKE_NCCL_RESULT, foreign communicators refused and logged.
+TEST_F(LoaderTest, FakeResultsAreConfigurable) {
+  setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_PATH, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  fake_nccl::Client fake(FAKE_NCCL_PATH);
+  ASSERT_TRUE(fake.loaded());
+  fake.reset();
+  ncclUniqueId id;
+  setenv("FAKE_NCCL_RESULT", "3", 1);
+  EXPECT_EQ(lib->GetUniqueId(&id), ncclInternalError);
+  fake.set_result("*", ncclInvalidUsage);
+  EXPECT_EQ(lib->GetUniqueId(&id), ncclInvalidUsage);
+  fake.set_result("GetUniqueId", ncclSuccess);
+  EXPECT_EQ(lib->GetUniqueId(&id), ncclSuccess);
+  fake.reset();
+  unsetenv("FAKE_NCCL_RESULT");
+  ASSERT_EQ(lib->GetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(lib->CommInitRank(&comm, 1, id, 0), ncclSuccess);
+  auto calls = fake.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].arg("commId"), calls[0].arg("out"));
+  EXPECT_EQ(calls[1].arg("out"), fake_nccl::hex(comm));
+
+  static char buf[8];
+  auto foreign = reinterpret_cast<ncclComm_t>(buf);
+  EXPECT_EQ(lib->AllReduce(buf, buf, 1, ncclInt8, ncclSum, foreign, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(fake.calls_named("AllReduce").back().arg("comm_known"), "0");
+  EXPECT_EQ(lib->CommDestroy(comm), ncclSuccess);
+}
+
+TEST_F(LoaderTest, TheToolkitNcclBindsCompletely) {
+  if (std::string(REFERENCE_NCCL_PATH).empty()) GTEST_SKIP() << "no real libnccl.so.2 in the CUDA toolkit";
+  setenv("PURLIN_NCCL_LIBRARY", REFERENCE_NCCL_PATH, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_GE(lib->version, 22809);
+  expect_fully_bound(*lib);
+}
+
+}  // namespace
+}  // namespace purlin::shim
