@@ -51,11 +51,15 @@ ncclResult_t issue_ops(std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   }
   const RealNccl* rn = nullptr;
   if (ncclResult_t r = require_real(fn, &rn); r != ncclSuccess) return r;
-  std::set<ncclComm*> comms;
-  for (const Descriptor& d : ops) comms.insert(d.comm);
+  // Only the first group on a communicator pays for threads: later ones find it created.
+  std::set<ncclComm*> missing;
+  for (const Descriptor& d : ops)
+    if (d.comm->real.load(std::memory_order_acquire) == nullptr) missing.insert(d.comm);
   std::vector<std::function<ncclResult_t()>> creates;
-  for (ncclComm* c : comms) creates.emplace_back([fn, c] { return ensure_real_comm(fn, c); });
-  if (ncclResult_t r = run_concurrently(creates); r != ncclSuccess) return r;
+  for (ncclComm* c : missing) creates.emplace_back([fn, c] { return ensure_real_comm(fn, c); });
+  if (!creates.empty()) {
+    if (ncclResult_t r = run_concurrently(creates); r != ncclSuccess) return r;
+  }
 
   ncclResult_t res = rn->GroupStart();
   if (res != ncclSuccess) return res;

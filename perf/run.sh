@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job: installs missing build dependencies, builds Purlin for the local GPU and
+# runs the benchmarks, writing CSV results under perf/<layer>/results/ (commit them with
+# the command that produced them; see perf/<layer>/README.md).
+#
+#   PURLIN_BUILD_DIR   build directory (default: <repo>/build-perf)
+#   PURLIN_CMAKE_ARGS  extra CMake arguments (default: the architecture of GPU 0)
+#   PURLIN_RESULTS     results directory (default: perf/atom/results)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${PURLIN_BUILD_DIR:-$root/build-perf}
+results=${PURLIN_RESULTS:-$root/perf/atom/results}
+
+bash "$root/cmake/install-deps.sh"
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "perf/run.sh: no NVIDIA GPU visible; the benchmarks need one (SKIPPED)"
+  exit 0
+fi
+# Build for the GPU that will run the benchmarks only: a full multi-architecture build
+# adds minutes and measures nothing more.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d '. ')
+args=${PURLIN_CMAKE_ARGS:--DPURLIN_CUDA_ARCHITECTURES=${cc}-real}
+# shellcheck disable=SC2086  # a list of arguments
+cmake -S "$root" -B "$build" -G Ninja -DPURLIN_BUILD_TESTS=ON $args
+cmake --build "$build" -j "$(nproc)"
+mkdir -p "$results"
+bash "$root/perf/atom/run_gpu.sh" "$results" "$build"
+echo "perf/run.sh: results in $results"
