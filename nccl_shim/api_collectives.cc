@@ -4,6 +4,8 @@
 
 #include "errors.h"
 #include "export.h"
+#include "forward.h"
+#include "comm.h"
 #include "router.h"
 
 namespace {
@@ -12,8 +14,10 @@ using purlin::shim::Descriptor;
 using purlin::shim::OpKind;
 
 ncclResult_t submit(const Descriptor& d) {
-  return purlin::shim::guarded(purlin::shim::op_kind_name(d.kind),
-                               [&] { return purlin::shim::enqueue(d); });
+  return purlin::shim::guarded(purlin::shim::op_kind_name(d.kind), [&] {
+    if (ncclComm_t rc = purlin::shim::passthrough(d.comm); rc != nullptr) return purlin::shim::issue_on_real(d, rc);
+    return purlin::shim::enqueue(d);
+  });
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ ncclResult_t teardown(ncclComm* c, bool abort) {
   ncclResult_t res = ncclSuccess;
   if (abort && c->core) c->core->abort();
   if (ncclComm_t rc = real_of(c); rc != nullptr) {
+    real_handle_remove(rc);
     const RealNccl* rn = real_nccl();
     res = abort ? rn->CommAbort(rc) : rn->CommDestroy(rc);
   }
@@ -79,6 +80,8 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) {
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   const char* fn = "ncclCommGetAsyncError";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr)
+      return call_real(fn, real_nccl()->CommGetAsyncError, rc, asyncError);
     if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "asyncError", asyncError); r != ncclSuccess) return r;
     *asyncError = comm->state.load(std::memory_order_acquire);

@@ -66,6 +66,7 @@ ncclResult_t pncclMemFree(void* ptr) {
 ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   const char* fn = "ncclCommRegister";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->CommRegister, rc, buff, size, handle);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "handle", handle); r != ncclSuccess) return r;
     if (size != 0) {
@@ -87,6 +88,7 @@ ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, v
 ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
   const char* fn = "ncclCommDeregister";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->CommDeregister, rc, handle);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     auto range = comm->core->registry().find_key(handle);
     if (!range || range->kind != RangeKind::kRegistration)
@@ -105,6 +107,7 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
 ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
   const char* fn = "ncclCommWindowRegister";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->CommWindowRegister, rc, buff, size, win, winFlags);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "win", win); r != ncclSuccess) return r;
     if (size != 0) {
@@ -130,6 +133,7 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   const char* fn = "ncclCommWindowDeregister";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->CommWindowDeregister, rc, win);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     auto range = comm->core->registry().find_key(win);
     if (!range || range->kind != RangeKind::kWindow)

@@ -86,6 +86,7 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
                                        ncclScalarResidence_t residence, ncclComm_t comm) {
   const char* fn = "ncclRedOpCreatePreMulSum";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->RedOpCreatePreMulSum, op, scalar, datatype, residence, rc);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "op", op); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "scalar", scalar); r != ncclSuccess) return r;
@@ -106,6 +107,7 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
 ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   const char* fn = "ncclRedOpDestroy";
   return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->RedOpDestroy, op, rc);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
     {
       std::lock_guard<std::mutex> lock(comm->ops_mu);

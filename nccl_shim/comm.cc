@@ -17,7 +17,29 @@ std::unordered_set<const ncclComm*>& live_set() {
   return *set;
 }
 
+std::unordered_set<const void*>& real_set() {
+  static auto* set = new std::unordered_set<const void*>();
+  return *set;
+}
+
 }  // namespace
+
+void real_handle_add(ncclComm_t real) {
+  std::unique_lock lock(live_mu());
+  real_set().insert(real);
+}
+
+void real_handle_remove(ncclComm_t real) {
+  std::unique_lock lock(live_mu());
+  real_set().erase(real);
+}
+
+ncclComm_t passthrough(const void* comm) {
+  if (comm == nullptr) return nullptr;
+  std::shared_lock lock(live_mu());
+  if (live_set().count(static_cast<const ncclComm*>(comm)) != 0 || real_set().count(comm) == 0) return nullptr;
+  return static_cast<ncclComm_t>(const_cast<void*>(comm));
+}
 
 void live_add(ncclComm* c) {
   std::unique_lock lock(live_mu());

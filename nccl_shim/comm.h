@@ -57,6 +57,18 @@ ncclResult_t check_ready(const char* fn, const ncclComm* c);
 // A live communicator in any state (for destroy, abort, async-error queries).
 ncclResult_t check_live(const char* fn, const ncclComm* c);
 
+// Real-NCCL communicators that Purlin created (ncclComm::real). The real NCCL calls parts
+// of its own public API internally (ncclCommGetAsyncError before enqueueing, ncclCommRegister
+// for windows, ncclBroadcast for ncclBcast). When the application itself loaded that
+// library into the global symbol scope (PyTorch preloads its NCCL wheel), those internal
+// calls bind to Purlin's exported symbols and carry a real handle. passthrough()
+// recognizes such a handle so the call goes straight back to the real NCCL.
+void real_handle_add(ncclComm_t real);
+void real_handle_remove(ncclComm_t real);
+// `comm` as a real handle when it is one Purlin created (and not a Purlin communicator);
+// nullptr otherwise.
+ncclComm_t passthrough(const void* comm);
+
 // Joins a pending init and frees the communicator (after live_remove).
 void delete_comm(ncclComm* c);
 

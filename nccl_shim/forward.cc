@@ -77,6 +77,7 @@ ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
     ncclComm_t real = nullptr;
     res = rn->CommInitRankConfig(&real, c->nranks, msg.id, c->rank, &cfg);
     if (res == ncclSuccess) {
+      real_handle_add(real);
       c->real.store(real, std::memory_order_release);
       res = register_pending(c, rn);
     } else {
@@ -89,10 +90,13 @@ ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
 }
 
 ncclResult_t forward_now(const Descriptor& d) {
+  if (ncclResult_t r = ensure_real_comm(op_kind_name(d.kind), d.comm); r != ncclSuccess) return r;
+  return issue_on_real(d, d.comm->real.load(std::memory_order_acquire));
+}
+
+ncclResult_t issue_on_real(const Descriptor& d, ncclComm_t rc) {
   const char* fn = op_kind_name(d.kind);
-  if (ncclResult_t r = ensure_real_comm(fn, d.comm); r != ncclSuccess) return r;
   const RealNccl* rn = real_nccl();
-  ncclComm_t rc = d.comm->real.load(std::memory_order_acquire);
   switch (d.kind) {
     case OpKind::kAllReduce: return call_real(fn, rn->AllReduce, d.sendbuff, d.recvbuff, d.count, d.type, d.op, rc, d.stream);
     case OpKind::kAllGather: return call_real(fn, rn->AllGather, d.sendbuff, d.recvbuff, d.count, d.type, rc, d.stream);

@@ -28,4 +28,7 @@ ncclResult_t ensure_real_comm(const char* fn, ncclComm* c);
 // Issues d on the real NCCL (ensuring the real communicator first).
 ncclResult_t forward_now(const Descriptor& d);
 
+// Issues d on the real communicator rc as it is (d.comm is ignored).
+ncclResult_t issue_on_real(const Descriptor& d, ncclComm_t rc);
+
 }  // namespace purlin::shim

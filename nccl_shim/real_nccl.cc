@@ -300,6 +300,13 @@ std::vector<std::pair<std::string, const char*>> usual_locations(
     add_dir(ld_path.substr(begin, end - begin), "LD_LIBRARY_PATH");
     begin = end + 1;
   }
+  // A toolkit named by the environment is an explicit choice: ahead of the system dirs.
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    std::string root = env::get_string(var);
+    if (root.empty()) continue;
+    add_dir(root + "/lib64", "the CUDA toolkit");
+    add_dir(root + "/lib", "the CUDA toolkit");
+  }
 #if defined(__x86_64__)
   const std::string triplet = "x86_64-linux-gnu";
 #elif defined(__aarch64__)
@@ -313,12 +320,6 @@ std::vector<std::pair<std::string, const char*>> usual_locations(
   }
   for (const char* dir : {"/usr/lib64", "/lib64", "/usr/local/lib", "/usr/lib"}) {
     add_dir(dir, "a system library directory");
-  }
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    std::string root = env::get_string(var);
-    if (root.empty()) continue;
-    add_dir(root + "/lib64", "the CUDA toolkit");
-    add_dir(root + "/lib", "the CUDA toolkit");
   }
   add_dir("/usr/local/cuda/lib64", "the CUDA toolkit");
   add_dir("/usr/local/cuda/lib", "the CUDA toolkit");

@@ -8,8 +8,8 @@
 //   2. a libnccl.so* the process has already loaded that is not Purlin;
 //   3. <dir>/libnccl.so.2 for the Python nvidia-nccl wheel next to any loaded object under
 //      site-/dist-packages (the NCCL a framework such as PyTorch ships with), then the
-//      directories of LD_LIBRARY_PATH, the loader's standard directories and the CUDA
-//      toolkit (CUDA_HOME, CUDA_PATH, /usr/local/cuda).
+//      directories of LD_LIBRARY_PATH, the toolkit named by CUDA_HOME / CUDA_PATH, the
+//      loader's standard directories, and /usr/local/cuda.
 #pragma once
 
 #include <nccl.h>

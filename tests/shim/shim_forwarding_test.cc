@@ -236,5 +236,28 @@ TEST_F(Forwarding, PreMulSumCreationFailureComesBack) {
   expect_args(last("RedOpCreatePreMulSum"), {{"scalar.value", "-0.75"}, {"datatype", str(ncclFloat64)}});
 }
 
+
+// The real NCCL calls parts of its own public API internally (ncclCommGetAsyncError before
+// enqueueing, ncclCommRegister for windows, ncclBroadcast for ncclBcast). When PyTorch has
+// loaded it into the global scope, those calls reach Purlin's symbols with the real
+// handle; they must go straight back, and stop doing so once Purlin's communicator is gone.
+TEST_F(Forwarding, RealHandlesComingBackArePassedThrough) {
+  std::string rc = make_real_comm();
+  auto real = reinterpret_cast<ncclComm_t>(static_cast<uintptr_t>(std::stoull(rc, nullptr, 16)));
+  ncclResult_t async = ncclInternalError;
+  EXPECT_EQ(ncclCommGetAsyncError(real, &async), ncclSuccess);
+  expect_on_real_comm(last("CommGetAsyncError"), rc);
+  fake_.set_result("Broadcast", kFakeError);
+  EXPECT_EQ(ncclBroadcast(g_send, g_recv, 3, ncclInt8, 0, real, stream(0x77)), kFakeError);
+  expect_on_real_comm(last("Broadcast"), rc);
+  void* handle = nullptr;
+  EXPECT_EQ(ncclCommRegister(real, g_send, 64, &handle), ncclSuccess);
+  expect_on_real_comm(last("CommRegister"), rc);
+
+  ASSERT_EQ(ncclCommDestroy(comm_), ncclSuccess);
+  comm_ = nullptr;
+  EXPECT_EQ(ncclCommGetAsyncError(real, &async), ncclInvalidArgument);
+}
+
 }  // namespace
 }  // namespace forwarding
