@@ -36,5 +36,7 @@ find_package_handle_standard_args(NcclHeaders REQUIRED_VARS NcclHeaders_INCLUDE_
 if(NOT TARGET Nccl::headers)
   add_library(Nccl::headers INTERFACE IMPORTED)
   # Ahead of the CUDA include directory, which may hold another nccl.h.
-  set_target_properties(Nccl::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NcclHeaders_INCLUDE_DIR}")
+  # nccl.h includes cuda_runtime.h, so users of the headers need the toolkit's too.
+  set_target_properties(Nccl::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NcclHeaders_INCLUDE_DIR}"
+                        INTERFACE_LINK_LIBRARIES CUDA::toolkit)
 endif()

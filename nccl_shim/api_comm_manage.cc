@@ -21,9 +21,10 @@ ncclResult_t teardown(ncclComm* c, bool abort) {
   ncclResult_t res = ncclSuccess;
   if (abort && c->core) c->core->abort();
   if (ncclComm_t rc = real_of(c); rc != nullptr) {
-    real_handle_remove(rc);
     const RealNccl* rn = real_nccl();
     res = abort ? rn->CommAbort(rc) : rn->CommDestroy(rc);
+    // Only now: the real NCCL calls its own API on rc while tearing it down.
+    real_handle_remove(rc);
   }
   free_registrations(c);
   live_remove(c);
