@@ -66,17 +66,24 @@ PURLIN_HD constexpr Flag packet_flag(Epoch epoch) { return flag_value(epoch, 0);
 
 // Each staging half is a ring of `slots` slots of `slot_bytes` (one chunk stride). A payload
 // with more chunk ordinals than slots goes around the ring: ordinal c uses slot c % slots.
+//
+// The halves sit at fixed offsets (0 and half_stride, the buffer's half), not at
+// slots * slot_bytes: consecutive launches may use different rings (another collective or
+// chunk size), and a half placed by one launch's ring could overlap the other half that slow
+// peers of the previous launch are still reading.
 struct StagingRing {
   std::size_t slot_bytes = 0;
   std::uint64_t slots = 0;
+  std::size_t half_stride = 0;  // bytes of one half of the staging buffer
 
   // Slots that fit in one half of a staging buffer. slots == 0 (a chunk larger than the half)
   // is not a usable ring; the policy must pick a smaller chunk.
   PURLIN_HD static constexpr StagingRing fit(std::size_t half_bytes, std::size_t slot_bytes) {
-    return {slot_bytes, slot_bytes == 0 ? 0 : half_bytes / slot_bytes};
+    return {slot_bytes, slot_bytes == 0 ? 0 : half_bytes / slot_bytes, half_bytes};
   }
 
   PURLIN_HD constexpr bool usable() const { return slots != 0 && slot_bytes != 0; }
+  // Bytes of a half the ring's slots occupy.
   PURLIN_HD constexpr std::size_t half_bytes() const {
     return static_cast<std::size_t>(slots) * slot_bytes;
   }
@@ -85,7 +92,7 @@ struct StagingRing {
   PURLIN_HD constexpr std::uint64_t lap(std::uint64_t ordinal) const { return ordinal / slots; }
   // Byte offset of ordinal's slot from the start of the two-half staging buffer.
   PURLIN_HD constexpr std::size_t offset(Epoch epoch, std::uint64_t ordinal) const {
-    return staging_half(epoch) * half_bytes() +
+    return staging_half(epoch) * half_stride +
            static_cast<std::size_t>(slot(ordinal)) * slot_bytes;
   }
 };

@@ -63,11 +63,13 @@ TEST(StagingRing, SlotsWrapInsideTheEpochsHalf) {
   EXPECT_EQ(ring.lap(6), 0u);
   EXPECT_EQ(ring.lap(7), 1u);
   EXPECT_EQ(ring.offset(4, 0), 0u);         // even epoch: first half
-  EXPECT_EQ(ring.offset(5, 0), 896u);       // odd epoch: second half
-  EXPECT_EQ(ring.offset(5, 9), 896u + 256u);
+  EXPECT_EQ(ring.offset(5, 0), 1000u);      // odd epoch: second half, at the buffer's half
+  EXPECT_EQ(ring.offset(5, 9), 1000u + 256u);
   for (std::uint64_t c = 0; c < 50; ++c) {
-    EXPECT_LE(ring.offset(3, c) + ring.slot_bytes, 2 * ring.half_bytes());
+    EXPECT_LE(ring.offset(3, c) + ring.slot_bytes, 2 * ring.half_stride);
   }
+  // Another ring in the same buffer puts its second half at the same place.
+  EXPECT_EQ(StagingRing::fit(1000, 300).offset(1, 0), ring.offset(1, 0));
   EXPECT_FALSE(StagingRing::fit(100, 128).usable());
   EXPECT_FALSE(StagingRing::fit(100, 0).usable());
 }

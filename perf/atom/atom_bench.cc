@@ -1,0 +1,46 @@
+// atom_bench OUTDIR [copy|reduce|all]: the Atom benchmarks (perf/atom/README.md). Writes
+// OUTDIR/copy.csv and OUTDIR/reduce.csv.
+#include "bench_common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace purlin::atom::bench {
+
+Device query_device() {
+  Device d;
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+    return d;
+  }
+  d.sms = prop.multiProcessorCount;
+  d.max_smem = static_cast<int>(prop.sharedMemPerBlockOptin);
+  d.cc = prop.major * 10 + prop.minor;
+  d.name = prop.name;
+  const char* skip = std::getenv("PURLIN_ATOM_SKIP_BULK");
+  d.bulk = d.cc >= 90 && !(skip != nullptr && std::string(skip) == "1");
+  return d;
+}
+
+}  // namespace purlin::atom::bench
+
+int main(int argc, char** argv) {
+  using namespace purlin::atom::bench;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s OUTDIR [copy|reduce|all]\n", argv[0]);
+    return 2;
+  }
+  const std::string out = argv[1];
+  const std::string what = argc > 2 ? argv[2] : "all";
+  const Device dev = query_device();
+  if (dev.sms == 0) {
+    std::fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
+  int rc = 0;
+  if (what == "copy" || what == "all") rc |= run_copy_bench(out, dev);
+  if (what == "reduce" || what == "all") rc |= run_reduce_bench(out, dev);
+  return rc;
+}

@@ -1,0 +1,98 @@
+// Benchmark plumbing shared by the copy and reduce sweeps: the DESIGN.md section 7 timing method
+// and a CSV writer.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace purlin::atom::bench {
+
+struct Device {
+  int sms = 0;
+  int max_smem = 0;  // opt-in dynamic shared memory per block
+  int cc = 0;
+  bool bulk = false;  // run the bulk-copy (TMA) candidates: sm_90+, not PURLIN_ATOM_SKIP_BULK=1
+  std::string name;
+};
+
+Device query_device();
+
+struct Timing {
+  double us = 0;      // per invocation
+  int per_graph = 0;  // invocations captured in the graph
+  int replays = 0;    // timed graph replays
+  bool ok = false;
+};
+
+// DESIGN.md section 7: capture N invocations in a CUDA graph, replay once to warm up, time 8
+// replays with events, divide by 8 N. N is 128 unless one invocation takes long (a few CTAs
+// moving 256 MiB take milliseconds), then it shrinks so that one replay stays near 10 ms; beyond
+// 10 ms per invocation, 3 replays instead of 8 keep the sweep within the run's time budget.
+template <class Launch>
+Timing time_graph(Launch&& launch, cudaStream_t s) {
+  Timing t;
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  launch(s);
+  cudaEventRecord(a, s);
+  launch(s);
+  cudaEventRecord(b, s);
+  if (cudaStreamSynchronize(s) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return t;
+  }
+  float one_ms = 0;
+  cudaEventElapsedTime(&one_ms, a, b);
+  t.per_graph = std::clamp(static_cast<int>(10.0f / std::max(one_ms, 1e-4f)), 1, 128);
+  t.replays = one_ms > 10.0f ? 3 : 8;  // single invocations that slow vary little
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  for (int i = 0; i < t.per_graph; ++i) launch(s);
+  cudaStreamEndCapture(s, &graph);
+  if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    cudaGraphLaunch(exec, s);
+    cudaEventRecord(a, s);
+    for (int r = 0; r < t.replays; ++r) cudaGraphLaunch(exec, s);
+    cudaEventRecord(b, s);
+    if (cudaStreamSynchronize(s) == cudaSuccess) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      t.us = 1000.0 * ms / (t.per_graph * t.replays);
+      t.ok = true;
+    }
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t;
+}
+
+class Csv {
+ public:
+  Csv(const std::string& path, const std::string& header) : out_(path) { out_ << header << "\n"; }
+  bool good() const { return out_.good(); }
+  template <class... Ts>
+  void row(const Ts&... v) {
+    const char* sep = "";
+    ((out_ << sep << v, sep = ","), ...);
+    out_ << "\n";
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+int run_copy_bench(const std::string& outdir, const Device& dev);
+int run_reduce_bench(const std::string& outdir, const Device& dev);
+
+}  // namespace purlin::atom::bench

@@ -1,0 +1,38 @@
+// Compile-time configuration of an Atom: the knobs the codesign policies tune (DESIGN.md section 4).
+#pragma once
+
+#include <cstddef>
+
+namespace purlin::atom {
+
+// Shared memory at the start of the workspace for the pipeline's mbarriers (one 8-byte barrier per
+// stage, TMA variant); the stage slots follow, 128-byte aligned.
+inline constexpr std::size_t kWorkspaceHeaderBytes = 128;
+
+// Threads:    blockDim.x of the calling CTA (1-D blocks), a multiple of 32.
+// Stages:     pipeline slots S; S - 1 fetches are in flight while one slot is consumed.
+// StageBytes: bytes of one slot, shared by all sources of a reduce (each gets StageBytes / n).
+// Unroll:     16-byte packs per thread and source in flight on the register (generic) path.
+// Bytes in flight per CTA on the pipeline path: (Stages - 1) * StageBytes.
+template <int Threads = 256, int Stages = 8, int StageBytes = 16384, int Unroll = 4>
+struct Config {
+  static constexpr int threads = Threads;
+  static constexpr int stages = Stages;
+  static constexpr int stage_bytes = StageBytes;
+  static constexpr int unroll = Unroll;
+  // Dynamic shared memory each calling CTA must provide, 128-byte aligned. The same on every
+  // architecture, so a host launch computes it without knowing which Atom the GPU runs.
+  static constexpr std::size_t workspace_bytes =
+      kWorkspaceHeaderBytes + static_cast<std::size_t>(Stages) * StageBytes;
+
+  static_assert(Threads >= 32 && Threads <= 1024 && Threads % 32 == 0, "whole warps, <= 1024");
+  static_assert(Stages >= 1 && Stages * 8 <= static_cast<int>(kWorkspaceHeaderBytes),
+                "1 to 16 stages (one mbarrier each in the header)");
+  static_assert(StageBytes >= 256 && StageBytes % 128 == 0, "slots stay 128-byte aligned");
+  static_assert(Unroll >= 1 && Unroll <= 16, "1 to 16 packs per thread in flight");
+};
+
+// The paper's H200 point: 256 threads, 8 stages of 16 KiB (372 GB/s pulled over NVLink with 8 CTAs).
+using DefaultConfig = Config<>;
+
+}  // namespace purlin::atom

@@ -1,0 +1,58 @@
+// The host Atom: the Atom interface for CPU code, so that SNAC's orchestration runs in CI with CPU
+// threads standing in for CTAs (DESIGN.md section 3). It runs the GPU's own chunking, windowing,
+// realignment and element-combining code with one thread and synchronous copies (HostExec), so
+// its tests also check the arithmetic the GPU Atoms are built on.
+//
+// Contract: one thread per call; `workspace` is Config::workspace_bytes of 16-byte aligned memory
+// owned by that thread, or nullptr for a thread-local buffer. Results are bitwise identical to the
+// GPU Atoms' for the same inputs.
+#pragma once
+
+#include "atom/call.h"
+#include "atom/combine.h"
+#include "atom/config.h"
+#include "atom/exec.h"
+#include "atom/staged_pipeline.h"
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace purlin::atom {
+
+template <class Cfg = DefaultConfig>
+struct HostAtom {
+  using config = Cfg;
+  static constexpr std::size_t workspace_bytes = Cfg::workspace_bytes;
+
+  static void copy(void* dst, const void* src, std::size_t bytes, void* workspace) {
+    run(dst, OneSource{reinterpret_cast<std::uintptr_t>(src)}, bytes, CopyCombiner{}, workspace);
+  }
+
+  template <Element E, ReduceOp Op>
+  static void reduce(void* dst, const void* const* sources, int n, std::size_t bytes,
+                     void* workspace, OpArg<E> arg = {}) {
+    assert(n >= 1 && bytes % sizeof(E) == 0);
+    run(dst, SourceArray{sources, n}, bytes, ReduceCombiner<E, Op>{Reducer<E, Op>(n, arg)},
+        workspace);
+  }
+
+ private:
+  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, CpAsyncFetch<Cfg::stages>>;
+
+  template <class Src, class Comb>
+  static void run(void* dst, const Src& src, std::size_t bytes, const Comb& comb, void* workspace) {
+    if (workspace == nullptr) workspace = thread_workspace();
+    const auto slots = reinterpret_cast<std::uintptr_t>(workspace) + kWorkspaceHeaderBytes;
+    atom_call(HostExec{}, reinterpret_cast<std::uintptr_t>(dst), src, bytes, comb,
+              Body{slots, CpAsyncFetch<Cfg::stages>{}});
+  }
+
+  static void* thread_workspace() {
+    thread_local std::unique_ptr<Pack[]> ws(new Pack[Cfg::workspace_bytes / sizeof(Pack)]);
+    return ws.get();
+  }
+};
+
+}  // namespace purlin::atom

@@ -1,0 +1,60 @@
+// What an execution backend supplies to the SNAC engine. The protocol (engine.h) is written once
+// against this interface; DeviceBackend (device_backend.cuh) runs it in CTAs on a GPU,
+// HostBackend (host_backend.h) in CPU threads that play the CTAs.
+//
+//   int worker()               role/worker index: blockIdx.x, or the host thread's index
+//   bool leader()              the one thread of a worker that waits and publishes
+//   int lane(), lanes()        this thread's index and the thread count within the worker
+//   void sync()                barrier over the worker's threads (__syncthreads)
+//   bool sync_and(bool)        the same barrier, returning whether the predicate held everywhere
+//   Flag load_acquire(const Flag*)         system-scope acquire load
+//   void store_release(Flag*, Flag)        system-scope release store
+//   uint64 fetch_add(uint64*, uint64)      acq_rel read-modify-write on rank-local memory
+//   void store_relaxed(uint64*, uint64)
+//   bool wait_at_least(const Flag*, Flag)  acquire-poll until the word reaches the value; false
+//                                          when the backend gives up (timeout or abort), after
+//                                          which the engine unwinds with Status::aborted
+//   void put_packet(Packet*, payload, flag)          one 16-byte store: data and flag together
+//   bool wait_packet(const Packet*, flag, payload&)  poll until the packet carries >= flag
+//   const void** source_table()            >= ranks pointers every thread of the worker can read
+//   void copy(dst, src, bytes)             the Atom, executed by all threads of the worker
+//   void reduce<E, Op>(dst, sources, n, bytes, OpArg<E>)
+//
+// Memory-order contract the engine relies on: a leader's release store after sync() publishes
+// every store the worker's threads made before the sync (PTX release is cumulative; on the host
+// the worker is one thread); an acquire by the leader followed by sync() orders the worker's
+// later loads after the observed store.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+
+#include "snac/datapath.h"
+#include "snac/handle.h"
+
+namespace purlin::snac {
+
+template <class B>
+concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value, Packet* packet,
+                           const Packet* cpacket, std::uint64_t& payload, void* dst,
+                           const void* src, const void* const* sources, std::size_t bytes) {
+  { b.worker() } -> std::same_as<int>;
+  { b.leader() } -> std::same_as<bool>;
+  { b.lane() } -> std::same_as<int>;
+  { b.lanes() } -> std::same_as<int>;
+  b.sync();
+  { b.sync_and(true) } -> std::same_as<bool>;
+  { b.load_acquire(cword) } -> std::same_as<Flag>;
+  b.store_release(word, value);
+  { b.fetch_add(word, value) } -> std::same_as<std::uint64_t>;
+  b.store_relaxed(word, value);
+  { b.wait_at_least(cword, value) } -> std::same_as<bool>;
+  b.put_packet(packet, value, value);
+  { b.wait_packet(cpacket, value, payload) } -> std::same_as<bool>;
+  { b.source_table() } -> std::same_as<const void**>;
+  b.copy(dst, src, bytes);
+  b.template reduce<float, op::Sum>(dst, sources, 1, bytes, OpArg<float>{});
+};
+
+}  // namespace purlin::snac

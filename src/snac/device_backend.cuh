@@ -1,0 +1,130 @@
+// The device execution backend: one worker is one CTA (blockIdx.x), its threads are the lanes,
+// thread 0 waits and publishes. Flags are system-scope acquire/release (peers are other GPUs
+// reached over NVLink); team counters are rank-local, so device scope suffices for them (the
+// last arriver's system-scope release is cumulative over what its acquire observed).
+//
+// Packets: one 16-byte volatile vector store carries payload and flag, and the poller reads
+// both with one 16-byte volatile load. This relies on aligned 16-byte accesses not being torn
+// on the way over NVLink, the property NCCL's LL128 protocol relies on for its 8-byte flags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda/atomic>
+
+#include "snac/backend.h"
+#include "snac/datapath.h"
+#include "snac/handle.h"
+
+namespace purlin::snac {
+
+// What the runtime gives a launch besides the handle: a way out and a place for the verdict.
+struct DeviceControl {
+  const volatile unsigned* abort = nullptr;  // host-mapped; nonzero makes every wait give up
+  unsigned* status = nullptr;                // first non-ok Status of any worker (0 = ok)
+  std::uint64_t timeout_ns = 0;              // per wait; 0 waits until aborted
+};
+
+template <class Atom>
+class DeviceBackend {
+ public:
+  __device__ DeviceBackend(void* workspace, const void** table, const DeviceControl& control)
+      : workspace_(workspace), table_(table), control_(control) {}
+
+  __device__ int worker() const { return static_cast<int>(blockIdx.x); }
+  __device__ bool leader() const { return threadIdx.x == 0; }
+  __device__ int lane() const { return static_cast<int>(threadIdx.x); }
+  __device__ int lanes() const { return static_cast<int>(blockDim.x); }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ bool sync_and(bool p) const { return __syncthreads_and(p ? 1 : 0) != 0; }
+
+  __device__ Flag load_acquire(const Flag* word) const {
+    return cuda::atomic_ref<Flag, cuda::thread_scope_system>(*const_cast<Flag*>(word))
+        .load(cuda::memory_order_acquire);
+  }
+  __device__ void store_release(Flag* word, Flag value) const {
+    cuda::atomic_ref<Flag, cuda::thread_scope_system>(*word).store(value,
+                                                                   cuda::memory_order_release);
+  }
+  __device__ std::uint64_t fetch_add(std::uint64_t* word, std::uint64_t v) const {
+    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).fetch_add(
+        v, cuda::memory_order_acq_rel);
+  }
+  __device__ void store_relaxed(std::uint64_t* word, std::uint64_t v) const {
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).store(
+        v, cuda::memory_order_relaxed);
+  }
+
+  __device__ bool wait_at_least(const Flag* word, Flag value) const {
+    Waiter w(control_);
+    while (load_acquire(word) < value) {
+      if (!w.keep_going()) return false;
+    }
+    return true;
+  }
+
+  __device__ void put_packet(Packet* packet, std::uint64_t payload, Flag flag) const {
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(packet), "l"(payload), "l"(flag)
+                 : "memory");
+  }
+  __device__ bool wait_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+    Waiter w(control_);
+    for (;;) {
+      std::uint64_t data = 0;
+      std::uint64_t seen = 0;
+      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                   : "=l"(data), "=l"(seen)
+                   : "l"(packet)
+                   : "memory");
+      if (seen >= flag) {
+        payload = data;
+        return true;
+      }
+      if (!w.keep_going()) return false;
+    }
+  }
+
+  __device__ const void** source_table() const { return table_; }
+
+  __device__ void copy(void* dst, const void* src, std::size_t bytes) const {
+    Atom::copy(dst, src, bytes, workspace_);
+  }
+  template <class E, class Op>
+  __device__ void reduce(void* dst, const void* const* sources, int n, std::size_t bytes,
+                         OpArg<E> arg) const {
+    Atom::template reduce<E, Op>(dst, sources, n, bytes, workspace_, arg);
+  }
+
+ private:
+  // Backoff and the way out of a wait: the abort word and a globaltimer deadline, checked
+  // every few polls so that the common, short wait stays a tight loop.
+  class Waiter {
+   public:
+    __device__ explicit Waiter(const DeviceControl& c) : c_(c) {}
+    __device__ bool keep_going() {
+      if (++polls_ % 64 != 0) return true;
+      if (c_.abort != nullptr && *c_.abort != 0) return false;
+      const std::uint64_t now = globaltimer();
+      if (start_ == 0) start_ = now;
+      if (c_.timeout_ns != 0 && now - start_ > c_.timeout_ns) return false;
+      __nanosleep(100);
+      return true;
+    }
+
+   private:
+    __device__ static std::uint64_t globaltimer() {
+      std::uint64_t t = 0;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      return t;
+    }
+    const DeviceControl& c_;
+    std::uint32_t polls_ = 0;
+    std::uint64_t start_ = 0;
+  };
+
+  void* workspace_;
+  const void** table_;
+  const DeviceControl& control_;
+};
+
+}  // namespace purlin::snac

@@ -1,0 +1,444 @@
+// SNAC: Stage, Notify, And Consume (DESIGN §2), written once for every collective and both
+// regimes, and run by every worker (CTA, or host thread) of every rank.
+//
+// Roles, by group (plan.h): stagers copy (throughput) or push (latency) chunks of the input;
+// consumers of phase 0 pull/poll and copy or reduce them, into the output or, in a composition,
+// into the intermediate, which they publish in turn; consumers of phase 1 (a composition's
+// third group) consume that. Every branch below is on a layout trait (if constexpr) or on the
+// plan; nothing names a collective.
+//
+// Why it cannot deadlock (all workers are co-resident; each handles its items in increasing
+// chunk ordinal): an item of ordinal c waits only for flags of ordinal c, for acks of ordinal
+// c - slots, and for half releases, which every rank writes unconditionally when a launch
+// starts. Flags of c come from items of ordinal c that wait only on smaller ordinals and
+// releases, so by induction over c every item completes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "layout/chunking.h"
+#include "layout/collective.h"
+#include "layout/flags.h"
+#include "layout/host_device.h"
+#include "snac/backend.h"
+#include "snac/handle.h"
+#include "snac/plan.h"
+
+namespace purlin::snac {
+
+namespace detail {
+
+// Packets carry 8 bytes; the last packet of a partition may carry fewer. Byte-exact so that an
+// odd count or an unaligned buffer loses nothing and reads nothing outside the range.
+PURLIN_HD inline std::uint64_t load_payload(const std::byte* p, std::size_t valid) {
+  std::uint64_t v = 0;
+  if (valid >= kPacketPayload) {
+    std::memcpy(&v, p, kPacketPayload);
+  } else {
+    for (std::size_t i = 0; i < valid; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  }
+  return v;
+}
+
+PURLIN_HD inline void store_payload(std::byte* p, std::uint64_t v, std::size_t valid) {
+  if (valid >= kPacketPayload) {
+    std::memcpy(p, &v, kPacketPayload);
+  } else {
+    for (std::size_t i = 0; i < valid; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+  }
+}
+
+}  // namespace detail
+
+template <class C, class E, class Op, class B>
+class Engine {
+  using Prog = Program<C>;
+  using F = typename Prog::F;
+  using G = typename Prog::G;
+  static constexpr std::size_t es = sizeof(E);
+  static constexpr int kLast = Prog::phases - 1;
+
+ public:
+  PURLIN_HD Engine(const B& be, const Handle& h, const Plan& plan, const Args<C, E>& args)
+      : be_(be),
+        h_(h),
+        plan_(plan),
+        a_(args),
+        r_(h.rank),
+        n_(h.ranks),
+        sig_(h.signal_layout()),
+        pk_(h.packet_layout()),
+        ctr_(h.counter_layout()) {}
+
+  PURLIN_HD Status run() {
+    const int w = be_.worker();
+    const int workers = plan_.workers();
+    e_ = h_.epochs[w];
+    half_ = layout::staging_half(e_);
+    skip_self_ = self_copy_is_noop();
+    release_other_half(w, workers);
+
+    const Role role = plan_.role(w);
+    Status s = Status::ok;
+    if (role.group == 0) {
+      s = stage(role);
+    } else if (role.group == 1) {
+      s = consume<0>(role);
+    } else if constexpr (Prog::composed) {
+      s = consume<1>(role);
+    }
+
+    // Every slot, including those of workers this launch does not have, advances: the next
+    // launch may use more workers and each reads its own slot.
+    be_.sync();
+    if (be_.leader()) {
+      const Epoch next = layout::next_epoch(e_, plan_.ordinals);
+      for (int j = w; j < h_.epoch_slots; j += workers) h_.epochs[j] = next;
+    }
+    return s;
+  }
+
+ private:
+  // ---- Derived relations -------------------------------------------------------------------
+
+  // Whether `peer` reads input partition k of this rank in `phase`. A composition's second
+  // phase has one input partition per rank, its own.
+  PURLIN_HD bool reads(int phase, int k, int peer) const {
+    if (phase == 0) {
+      return F::notifies(r_, k, peer, a_.root) && !(skip_self_ && peer == r_);
+    }
+    return G::notifies(r_, k, peer, a_.root);
+  }
+
+  // In place, a single-phase collective's own region already holds what it would copy there
+  // (collective.h: in_place_offset); the self copy, its flag and its ack all vanish.
+  PURLIN_HD bool self_copy_is_noop() const {
+    if constexpr (Prog::composed || C::reduces) {
+      return false;
+    } else {
+      using In = typename C::Input;
+      using Out = typename C::Output;
+      if (!C::is_producer(r_, a_.root) || !C::is_consumer(r_, a_.root) || !Out::holds(r_, r_) ||
+          C::source(r_, r_, a_.root).rank != r_ || a_.input == nullptr) {
+        return false;
+      }
+      // The packed side lies inside the scattered one: the input inside the output for
+      // AllGather and Gather, the output inside the input for Scatter.
+      const auto* in = static_cast<const std::byte*>(a_.input);
+      const auto* out = static_cast<const std::byte*>(a_.output);
+      if constexpr (In::kind == layout::LayoutKind::packed) {
+        return in == out + C::in_place_offset(a_.out_shape, r_) * es;
+      } else {
+        return out == in + C::in_place_offset(a_.in_shape, r_) * es;
+      }
+    }
+  }
+
+  // Byte region of input partition k on this rank.
+  PURLIN_HD layout::Region input_region(int k) const {
+    return F::Input::region(a_.in_shape, r_, k).in_bytes(es);
+  }
+
+  // Byte region of output region k of phase Ph: the output buffer in the last phase, the
+  // intermediate (same shape as the input, compositions being fixed-shape) before it.
+  template <int Ph>
+  PURLIN_HD layout::Region output_region(int k) const {
+    using Q = std::conditional_t<Ph == 0, F, G>;
+    if constexpr (Ph == kLast) {
+      return Q::Output::region(a_.out_shape, r_, k).in_bytes(es);
+    } else {
+      return Q::Output::region(a_.in_shape, r_, k).in_bytes(es);
+    }
+  }
+
+  // Start of chunk c of input partition `partition` of `phase` in rank j's staging.
+  PURLIN_HD std::byte* slot(int j, std::uint64_t c, int phase, int partition) const {
+    return h_.staging[j] + layout::staging_half(e_) * plan_.half_bytes +
+           static_cast<std::size_t>(plan_.ring.slot(c)) * plan_.ring.slot_bytes +
+           static_cast<std::size_t>(Prog::stride_index(phase, partition, n_)) *
+               plan_.chunking.stride;
+  }
+
+  PURLIN_HD std::byte* scratch(int area) const {
+    return h_.scratch + static_cast<std::size_t>(area) * pk_.max_bytes();
+  }
+
+  // ---- Signals ----------------------------------------------------------------------------
+
+  // Entering this launch proves this rank finished every read of the other half (stream
+  // order), so it tells each producer that half is free for the launch after this one. Spread
+  // over the workers; no wait, so it cannot block anyone.
+  PURLIN_HD void release_other_half(int w, int workers) const {
+    if (!be_.leader()) return;
+    const Flag value = layout::drain_release_value(e_, plan_.ordinals);
+    for (int q = w; q < n_; q += workers) {
+      be_.store_release(h_.signals[q] + sig_.release(r_, half_ ^ 1u), value);
+    }
+  }
+
+  // First use of this launch's half: every peer released it (it finished the launch two back).
+  PURLIN_HD bool wait_released() {
+    if (released_) return true;
+    for (int q = 0; q < n_; ++q) {
+      if (!be_.wait_at_least(h_.signals[r_] + sig_.release(q, half_), e_)) return false;
+    }
+    released_ = true;
+    return true;
+  }
+
+  // Before staging ordinal c of partition k: the slot's previous occupant was drained.
+  PURLIN_HD bool drain_wait(int phase, int k, std::uint64_t c) {
+    bool ok = true;
+    if (be_.leader()) {
+      if (c < plan_.ring.slots) {
+        ok = wait_released();
+      } else {
+        const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
+        const std::uint64_t s = plan_.ring.slot(c);
+        for (int q = 0; q < n_ && ok; ++q) {
+          if (reads(phase, k, q)) {
+            ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want);
+          }
+        }
+      }
+    }
+    return be_.sync_and(ok);
+  }
+
+  // Team arrival: true for the last worker of the team to finish its share of a chunk. The
+  // last one returns the counter to zero before publishing; the next chunk on this counter
+  // starts only after that publication was acknowledged (or in a later launch), so it sees 0.
+  PURLIN_HD bool arrive(CounterKind kind, int phase, int k, std::uint64_t c, int team) const {
+    if (team == 1) return true;
+    std::uint64_t* counter = h_.counters + ctr_.index(kind, phase, k, plan_.ring.slot(c));
+    if (be_.fetch_add(counter, 1) + 1 != static_cast<std::uint64_t>(team)) return false;
+    be_.store_relaxed(counter, 0);
+    return true;
+  }
+
+  PURLIN_HD void publish(int phase, int k, std::uint64_t c) const {
+    const std::uint64_t s = plan_.ring.slot(c);
+    const Flag value = layout::flag_value(e_, c);
+    for (int q = 0; q < n_; ++q) {
+      if (reads(phase, k, q)) be_.store_release(h_.signals[q] + sig_.flag(phase, r_, s), value);
+    }
+  }
+
+  // ---- Stage ------------------------------------------------------------------------------
+
+  PURLIN_HD Status stage(const Role& role) {
+    using In = typename F::Input;
+    if (!F::is_producer(r_, a_.root)) return Status::ok;
+    const int width = In::regions(n_);
+    const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
+    for (std::uint64_t i = role.team; i < items; i += role.teams) {
+      const std::uint64_t c = i / width;
+      const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+      const layout::Region part = input_region(k);
+      if (c >= plan_.chunking.count(part.size) || !has_readers(0, k)) continue;
+      const layout::Region chunk = plan_.chunking.range(part, c);
+      const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
+      const Status s = plan_.regime == Regime::latency ? push(role, 0, k, c, chunk.size, src)
+                                                       : stage_chunk(role, k, c, chunk.size, src);
+      if (s != Status::ok) return s;
+    }
+    return Status::ok;
+  }
+
+  PURLIN_HD bool has_readers(int phase, int k) const {
+    for (int q = 0; q < n_; ++q) {
+      if (reads(phase, k, q)) return true;
+    }
+    return false;
+  }
+
+  PURLIN_HD Status stage_chunk(const Role& role, int k, std::uint64_t c, std::size_t bytes,
+                               const std::byte* src) {
+    if (!drain_wait(0, k, c)) return Status::aborted;
+    const Share sh = team_share(bytes, role.size, role.member);
+    be_.copy(slot(r_, c, 0, k) + sh.begin, src + sh.begin, sh.size);
+    be_.sync();
+    if (be_.leader() && arrive(CounterKind::stage, 0, k, c, role.size)) publish(0, k, c);
+    return Status::ok;
+  }
+
+  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer.
+  // `src` is chunk c of partition k (`bytes` long); packets are numbered from the partition
+  // start. No arrival: each packet carries its own flag.
+  PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
+                        const std::byte* src) {
+    bool ok = true;
+    if (be_.leader()) ok = wait_released();
+    if (!be_.sync_and(ok)) return Status::aborted;
+    const Share sh = team_share(bytes, role.size, role.member);
+    const std::size_t first = (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
+    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
+    const Flag flag = layout::packet_flag(e_);
+    for (int q = 0; q < n_; ++q) {
+      if (!reads(phase, k, q)) continue;
+      Packet* dst = h_.packets[q] + pk_.index(phase, half_, r_, first);
+      for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
+           p += static_cast<std::size_t>(be_.lanes())) {
+        const std::size_t at = sh.begin + p * kPacketPayload;
+        be_.put_packet(dst + p, detail::load_payload(src + at, sh.size - (at - sh.begin)), flag);
+      }
+    }
+    return Status::ok;
+  }
+
+  // ---- Consume ----------------------------------------------------------------------------
+
+  template <int Ph>
+  PURLIN_HD Status consume(const Role& role) {
+    using Q = std::conditional_t<Ph == 0, F, G>;
+    using Out = typename Q::Output;
+    if (!Q::is_consumer(r_, a_.root)) return Status::ok;
+    const int width = Out::regions(n_);
+    const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
+    for (std::uint64_t i = role.team; i < items; i += role.teams) {
+      const std::uint64_t c = i / width;
+      const int k = Out::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+      if (Ph == 0 && skip_self_ && k == r_) continue;
+      const layout::Region region = output_region<Ph>(k);
+      if (c >= plan_.chunking.count(region.size)) continue;
+      const Status s = plan_.regime == Regime::latency ? poll<Ph>(role, k, c, region)
+                                                       : pull<Ph>(role, k, c, region);
+      if (s != Status::ok) return s;
+    }
+    return Status::ok;
+  }
+
+  // The producers output region k reads from, in ascending rank order, as a [first, last]
+  // range: every rank for a reduction, the one source rank for a copy.
+  template <class Q>
+  PURLIN_HD layout::Source source(int k, int& first, int& last) const {
+    const layout::Source src = Q::source(r_, k, a_.root);
+    first = src.rank == layout::kAllRanks ? 0 : src.rank;
+    last = src.rank == layout::kAllRanks ? n_ - 1 : src.rank;
+    return src;
+  }
+
+  template <class Q>
+  PURLIN_HD void combine(std::byte* dst, const void** table, int first, int last,
+                         std::size_t bytes) const {
+    if constexpr (Q::reduces) {
+      be_.template reduce<E, Op>(dst, table, last - first + 1, bytes, a_.op_arg);
+    } else {
+      be_.copy(dst, table[0], bytes);
+    }
+  }
+
+  template <int Ph>
+  PURLIN_HD Status pull(const Role& role, int k, std::uint64_t c, const layout::Region& region) {
+    using Q = std::conditional_t<Ph == 0, F, G>;
+    int first = 0;
+    int last = 0;
+    const layout::Source src = source<Q>(k, first, last);
+    const layout::Region chunk = plan_.chunking.range(region, c);
+    const Share sh = team_share(chunk.size, role.size, role.member);
+    const std::uint64_t s = plan_.ring.slot(c);
+
+    std::byte* dst = nullptr;
+    if constexpr (Ph < kLast) {
+      if (!drain_wait(1, r_, c)) return Status::aborted;  // the intermediate is G's staging
+      dst = slot(r_, c, 1, r_) + sh.begin;
+    } else {
+      dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
+    }
+
+    bool ok = true;
+    const void** table = be_.source_table();
+    if (be_.leader()) {
+      for (int j = first; j <= last && ok; ++j) {
+        ok = be_.wait_at_least(h_.signals[r_] + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
+        table[j - first] = slot(j, c, Ph, src.partition) + sh.begin;
+      }
+    }
+    if (!be_.sync_and(ok)) return Status::aborted;
+    combine<Q>(dst, table, first, last, sh.size);
+    be_.sync();
+
+    if (be_.leader() && arrive(CounterKind::consume, Ph, k, c, role.size)) {
+      const Flag ack = layout::drain_ack_value(e_, c);
+      for (int j = first; j <= last; ++j) {
+        be_.store_release(h_.signals[j] + sig_.ack(Ph, r_, half_, s), ack);
+      }
+      if constexpr (Ph < kLast) publish(1, r_, c);
+    }
+    return Status::ok;
+  }
+
+  // Latency: poll this share's packets from each producer. Copies land in the destination
+  // directly; a reduction unpacks each producer into its scratch area first so that the Atom
+  // combines them exactly as in the throughput regime. A composition's first phase then
+  // pushes its share of the intermediate onward.
+  template <int Ph>
+  PURLIN_HD Status poll(const Role& role, int k, std::uint64_t c, const layout::Region& region) {
+    using Q = std::conditional_t<Ph == 0, F, G>;
+    int first = 0;
+    int last = 0;
+    (void)source<Q>(k, first, last);
+    const layout::Region chunk = plan_.chunking.range(region, c);
+    const Share sh = team_share(chunk.size, role.size, role.member);
+    const std::size_t within = chunk.offset - region.offset + sh.begin;  // from partition start
+    const std::size_t packet0 = within / kPacketPayload;
+    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
+    const Flag flag = layout::packet_flag(e_);
+
+    std::byte* dst = Ph < kLast ? scratch(n_) + within
+                                : static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
+    bool ok = true;
+    for (int j = first; j <= last && ok; ++j) {
+      std::byte* unpack = Q::reduces ? scratch(j) + within : dst;
+      const Packet* in = h_.packets[r_] + pk_.index(Ph, half_, j, packet0);
+      for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count && ok;
+           p += static_cast<std::size_t>(be_.lanes())) {
+        std::uint64_t payload = 0;
+        ok = be_.wait_packet(in + p, flag, payload);
+        const std::size_t at = p * kPacketPayload;
+        detail::store_payload(unpack + at, payload, sh.size - at);
+      }
+    }
+    if (!be_.sync_and(ok)) return Status::aborted;
+
+    if constexpr (Q::reduces) {
+      const void** table = be_.source_table();
+      if (be_.leader()) {
+        for (int j = first; j <= last; ++j) table[j - first] = scratch(j) + within;
+      }
+      be_.sync();
+      combine<Q>(dst, table, first, last, sh.size);
+      be_.sync();
+    }
+    if constexpr (Ph < kLast) {
+      return push(role, 1, r_, c, chunk.size, scratch(n_) + (chunk.offset - region.offset));
+    }
+    return Status::ok;
+  }
+
+  const B& be_;
+  const Handle& h_;
+  const Plan& plan_;
+  const Args<C, E>& a_;
+  int r_;
+  int n_;
+  SignalLayout sig_;
+  PacketLayout pk_;
+  CounterLayout ctr_;
+  Epoch e_ = 0;
+  unsigned half_ = 0;
+  bool skip_self_ = false;
+  bool released_ = false;  // this worker saw every peer release the launch's half
+};
+
+// One worker's part of one launch. Every worker of every rank calls it with the same plan.
+template <class C, class E, class Op = op::Sum, Backend B>
+PURLIN_HD Status run(const B& be, const Handle& h, const Plan& plan, const Args<C, E>& args) {
+  static_assert(layout::Declaration<C>, "run: C must be a collective declaration");
+  return Engine<C, E, Op, B>(be, h, plan, args).run();
+}
+
+}  // namespace purlin::snac

@@ -1,0 +1,126 @@
+// The plain-data view of one rank's communicator that SNAC runs against: pointers and sizes only,
+// passed by value to a kernel (or to a host worker thread). Whoever owns the memory fills it:
+// snac::HostWorld for CPU threads, the GPU runtime (src/runtime) with IPC-mapped peer pointers.
+//
+// Peer-visible memory (every rank maps every rank's):
+//   staging   two halves (epoch parity) of a ring of chunk slots; producers write their own,
+//             consumers pull from it
+//   signals   64-bit words: flags (written by producers into the consumer's words), drain acks
+//             and half releases (written by consumers into the producer's words)
+//   packets   latency-regime buffers, written by producers into the consumer's buffer
+// Rank-local memory:
+//   epochs    one per worker (CTA) slot, persistent across launches
+//   counters  team arrival counters (last CTA of a chunk publishes)
+//   scratch   latency-regime unpack area for reductions and composition intermediates
+//
+// Initial state the owner must provide: every signal, counter and epoch word zero. Packets may
+// hold anything whose flag half is zero. Nothing is ever reset afterwards.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/flags.h"
+#include "layout/host_device.h"
+
+namespace purlin::snac {
+
+using layout::Epoch;
+using layout::Flag;
+
+// Latency-regime unit: one 16-byte store carries 8 payload bytes and the flag that says they
+// arrived (layout::packet_flag of the launch's epoch).
+struct alignas(16) Packet {
+  std::uint64_t payload;
+  std::uint64_t flag;
+};
+inline constexpr std::size_t kPacketPayload = sizeof(std::uint64_t);
+
+// A composition has two phases (F, G); single-phase collectives use phase 0 only. Sizing the
+// words for two keeps one geometry for every collective a communicator runs.
+inline constexpr int kMaxPhases = 2;
+
+// Word indices into one rank's signal array. A flag word belongs to (phase, producer, slot):
+// a consumer reads at most one partition per producer and phase (collective.h: source), and a
+// slot carries increasing ordinals (flags.h), so each word only ever grows. Acks are per half
+// as flags.h requires; the release of a half is one word per (consumer, half) rather than a
+// store into every ack word: the first use of any slot waits for it, so the cost of a launch's
+// releases is O(ranks) instead of O(ranks x slots), with the same values and the same wait.
+struct SignalLayout {
+  int ranks = 1;
+  std::uint32_t slots = 1;  // slot capacity; a launch uses at most this many ring slots
+
+  PURLIN_HD constexpr std::size_t flag(int phase, int producer, std::uint64_t slot) const {
+    return (static_cast<std::size_t>(phase) * ranks + producer) * slots + slot;
+  }
+  PURLIN_HD constexpr std::size_t ack(int phase, int consumer, unsigned half,
+                                      std::uint64_t slot) const {
+    const std::size_t base = static_cast<std::size_t>(kMaxPhases) * ranks * slots;
+    return base + ((static_cast<std::size_t>(phase) * ranks + consumer) * 2 + half) * slots + slot;
+  }
+  PURLIN_HD constexpr std::size_t release(int consumer, unsigned half) const {
+    const std::size_t base = static_cast<std::size_t>(kMaxPhases) * ranks * slots * 3;
+    return base + static_cast<std::size_t>(consumer) * 2 + half;
+  }
+  PURLIN_HD constexpr std::size_t words() const { return release(ranks, 0); }
+};
+
+// Packet index in a consumer's buffer: (phase, half, producer, packet).
+struct PacketLayout {
+  int ranks = 1;
+  std::size_t capacity = 0;  // packets per (phase, half, producer)
+
+  PURLIN_HD constexpr std::size_t index(int phase, unsigned half, int producer,
+                                        std::size_t packet) const {
+    return ((static_cast<std::size_t>(phase) * 2 + half) * ranks + producer) * capacity + packet;
+  }
+  PURLIN_HD constexpr std::size_t packets() const { return index(kMaxPhases, 0, 0, 0); }
+  // Largest partition (bytes) one producer can push to one consumer.
+  PURLIN_HD constexpr std::size_t max_bytes() const { return capacity * kPacketPayload; }
+  // Latency scratch: one unpack area per producer plus the intermediate of a composition.
+  PURLIN_HD constexpr std::size_t scratch_bytes() const {
+    return (static_cast<std::size_t>(ranks) + 1) * max_bytes();
+  }
+};
+
+// Arrival counters, rank-local: (kind, phase, partition, slot). Stagers count per input
+// partition, consumers per output region.
+enum class CounterKind : std::uint8_t { stage = 0, consume = 1 };
+struct CounterLayout {
+  int ranks = 1;
+  std::uint32_t slots = 1;
+
+  PURLIN_HD constexpr std::size_t index(CounterKind kind, int phase, int partition,
+                                        std::uint64_t slot) const {
+    return ((static_cast<std::size_t>(kind) * kMaxPhases + phase) * ranks + partition) * slots +
+           slot;
+  }
+  PURLIN_HD constexpr std::size_t words() const {
+    return static_cast<std::size_t>(2) * kMaxPhases * ranks * slots;
+  }
+};
+
+struct Handle {
+  int rank = 0;
+  int ranks = 1;
+
+  // Peer-visible, indexed by rank, each pointer valid in this rank's address space.
+  std::byte* const* staging = nullptr;  // staging_bytes each: two halves
+  Flag* const* signals = nullptr;       // SignalLayout{ranks, slots}.words() each
+  Packet* const* packets = nullptr;     // PacketLayout{ranks, packet_capacity}.packets() each
+  std::size_t staging_bytes = 0;
+  std::uint32_t slots = 1;          // slot capacity of the signal and counter arrays
+  std::size_t packet_capacity = 0;  // 0: no latency regime
+
+  // Rank-local.
+  Epoch* epochs = nullptr;            // epoch_slots words
+  int epoch_slots = 0;                // the most workers (CTAs) a launch may use
+  std::uint64_t* counters = nullptr;  // CounterLayout{ranks, slots}.words()
+  std::byte* scratch = nullptr;       // PacketLayout{ranks, packet_capacity}.scratch_bytes()
+
+  PURLIN_HD constexpr SignalLayout signal_layout() const { return {ranks, slots}; }
+  PURLIN_HD constexpr PacketLayout packet_layout() const { return {ranks, packet_capacity}; }
+  PURLIN_HD constexpr CounterLayout counter_layout() const { return {ranks, slots}; }
+};
+
+}  // namespace purlin::snac

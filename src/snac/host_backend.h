@@ -1,0 +1,106 @@
+// The host execution backend: one CPU thread plays one CTA, so a worker has one lane and its
+// barrier is a no-op. Peer memory is ordinary process memory; flags use std::atomic_ref with
+// acquire/release, which is what makes the SNAC protocol checkable by ThreadSanitizer: every
+// staging, packet and output access of the engine is a plain access ordered only by the
+// protocol's own flags, exactly as on the GPU.
+//
+// Waits are bounded: a wait that outlives the control's timeout aborts the whole world (every
+// other waiting worker then returns too) and leaves a report naming the rank, worker, word and
+// values, so a protocol bug fails a test instead of hanging CI.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "atom/host_atom.h"
+#include "snac/backend.h"
+#include "snac/datapath.h"
+#include "snac/handle.h"
+
+namespace purlin::snac {
+
+// Shared by every worker of a host world: the abort switch and the first failure's report.
+class HostControl {
+ public:
+  explicit HostControl(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Keeps the first reason: later aborts are consequences of it.
+  void abort(const std::string& reason);
+  std::string report() const;
+
+ private:
+  std::chrono::milliseconds timeout_;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex mutex_;
+  std::string report_;
+};
+
+class HostBackend {
+ public:
+  using Atom = atom::HostAtom<>;
+
+  HostBackend(HostControl& control, int rank, int worker, int ranks)
+      : control_(&control), rank_(rank), worker_(worker), table_(static_cast<std::size_t>(ranks)) {}
+
+  int worker() const { return worker_; }
+  bool leader() const { return true; }
+  int lane() const { return 0; }
+  int lanes() const { return 1; }
+  void sync() const {}
+  bool sync_and(bool p) const { return p; }
+
+  Flag load_acquire(const Flag* word) const {
+    return std::atomic_ref<Flag>(*const_cast<Flag*>(word)).load(std::memory_order_acquire);
+  }
+  void store_release(Flag* word, Flag value) const {
+    std::atomic_ref<Flag>(*word).store(value, std::memory_order_release);
+  }
+  std::uint64_t fetch_add(std::uint64_t* word, std::uint64_t v) const {
+    return std::atomic_ref<std::uint64_t>(*word).fetch_add(v, std::memory_order_acq_rel);
+  }
+  void store_relaxed(std::uint64_t* word, std::uint64_t v) const {
+    std::atomic_ref<std::uint64_t>(*word).store(v, std::memory_order_relaxed);
+  }
+
+  bool wait_at_least(const Flag* word, Flag value) const;
+
+  // The payload is a plain store published by the release of the flag: the host has no
+  // single-copy-atomic 16-byte store, and needs none, since a reader only touches the payload
+  // after acquiring a flag that was stored after it.
+  void put_packet(Packet* packet, std::uint64_t payload, Flag flag) const {
+    packet->payload = payload;
+    store_release(&packet->flag, flag);
+  }
+  bool wait_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+    if (!wait_at_least(&packet->flag, flag)) return false;
+    payload = packet->payload;
+    return true;
+  }
+
+  const void** source_table() const { return table_.data(); }
+
+  void copy(void* dst, const void* src, std::size_t bytes) const {
+    Atom::copy(dst, src, bytes, nullptr);
+  }
+  template <class E, class Op>
+  void reduce(void* dst, const void* const* sources, int n, std::size_t bytes, OpArg<E> arg) const {
+    Atom::template reduce<E, Op>(dst, sources, n, bytes, nullptr, arg);
+  }
+
+ private:
+  HostControl* control_;
+  int rank_;
+  int worker_;
+  mutable std::vector<const void*> table_;
+};
+
+static_assert(Backend<HostBackend>);
+
+}  // namespace purlin::snac

@@ -1,0 +1,106 @@
+// A communicator of n ranks in one process for the host backend: it owns every rank's staging,
+// signal, packet, epoch, counter and scratch memory and hands out the plain-data Handles a GPU
+// runtime would fill with IPC-mapped pointers. `run` plays the launches: per rank, `workers`
+// threads stand in for the CTAs, and consecutive calls of one rank are separated only by a
+// rank-local barrier, which is the order a CUDA stream gives. Ranks are never synchronized with
+// each other, so a rank may enter call i+1 while its peers are still in call i, as on GPUs.
+// The threads live as long as the world (starting threads dominates small runs, above all
+// under ThreadSanitizer); between runs they sleep on a condition variable.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "snac/engine.h"
+#include "snac/handle.h"
+#include "snac/host_backend.h"
+#include "snac/plan.h"
+#include "snac/policy.h"
+
+namespace purlin::snac {
+
+struct HostWorldConfig {
+  int ranks = 1;
+  std::size_t staging_bytes = 1 << 20;  // per rank, both halves
+  std::uint32_t slots = 64;             // ring-slot capacity of signals and counters
+  std::size_t packet_capacity = 1024;   // packets per (phase, half, producer); 0: no latency
+  int workers = 8;                      // threads per rank (the most CTAs a launch may use)
+  std::chrono::milliseconds timeout{30000};
+};
+
+class HostWorld {
+ public:
+  using Launch = std::function<Status(int rank, int call, const HostBackend& backend)>;
+
+  explicit HostWorld(const HostWorldConfig& config);
+  ~HostWorld();
+  HostWorld(const HostWorld&) = delete;
+  HostWorld& operator=(const HostWorld&) = delete;
+
+  const HostWorldConfig& config() const { return config_; }
+  const Handle& handle(int rank) const { return handles_[static_cast<std::size_t>(rank)]; }
+  const HostControl& control() const { return control_; }
+
+  // Runs calls 0 .. calls-1 on every rank, each by `threads` threads per rank (0: one per epoch
+  // slot, config().workers; fewer save thread start-up, which dominates small host tests).
+  // Returns the first failing status of any worker (Status::ok when all succeeded); after a
+  // failure the world's protocol state is undefined and it must not run again.
+  Status run(int calls, const Launch& launch, int threads = 0);
+
+ private:
+  struct RankMemory {
+    std::vector<std::byte> staging;
+    std::vector<Flag> signals;
+    std::vector<Packet> packets;
+    std::vector<Epoch> epochs;
+    std::vector<std::uint64_t> counters;
+    std::vector<std::byte> scratch;
+  };
+
+  class RankBarrier;
+  void work(int rank, int worker);
+
+  HostWorldConfig config_;
+  HostControl control_;
+
+  // The pool and the job it runs; guarded by mutex_.
+  std::mutex mutex_;
+  std::condition_variable job_posted_;
+  std::condition_variable job_done_;
+  std::uint64_t job_id_ = 0;
+  int job_calls_ = 0;
+  int job_threads_ = 0;
+  const Launch* job_launch_ = nullptr;
+  int pending_ = 0;
+  bool stopping_ = false;
+  Status first_failure_ = Status::ok;
+  std::vector<std::unique_ptr<RankBarrier>> barriers_;
+  std::vector<std::thread> pool_;
+
+  std::vector<RankMemory> memory_;
+  std::vector<std::byte*> staging_;
+  std::vector<Flag*> signals_;
+  std::vector<Packet*> packets_;
+  std::vector<Handle> handles_;
+};
+
+// One worker's part of one call: plan (identically on every rank), then run the engine if this
+// worker is part of the launch. Threads beyond the plan's workers sit the launch out.
+template <class C, class E, class Op = op::Sum>
+Status host_launch(const HostBackend& be, const Handle& h, const Policy& policy,
+                   const Args<C, E>& args) {
+  const PlanResult planned = make_plan(policy, h, args);
+  if (planned.status != Status::ok) return planned.status;
+  if (be.worker() >= planned.plan.workers()) return Status::ok;
+  return run<C, E, Op>(be, h, planned.plan, args);
+}
+
+}  // namespace purlin::snac

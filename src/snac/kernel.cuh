@@ -1,0 +1,38 @@
+// The SNAC kernel: one CTA per worker of the plan, the Atom of the architecture being compiled
+// (atom::NativeAtom), the engine of engine.h. The runtime's launch bridge instantiates it from
+// one list (collective, element type, op) and launches
+//
+//   snac_kernel<C, E, Op, Cfg><<<plan.workers(), Cfg::threads, kernel_smem_bytes<Cfg>(ranks),
+//                               stream>>>(handle, plan, args, control);
+//
+// with every CTA co-resident (the policy's job), since workers wait on each other.
+#pragma once
+
+#include <cstddef>
+
+#include "atom/atom.cuh"
+#include "snac/device_backend.cuh"
+#include "snac/engine.h"
+#include "snac/plan.h"
+
+namespace purlin::snac {
+
+// Dynamic shared memory per CTA: the Atom's workspace, then the reduction's source table.
+template <class Cfg>
+constexpr std::size_t kernel_smem_bytes(int ranks) {
+  return Cfg::workspace_bytes + static_cast<std::size_t>(ranks) * sizeof(void*);
+}
+
+template <class C, class E, class Op, class Cfg>
+__global__ void __launch_bounds__(Cfg::threads, 1)
+    snac_kernel(Handle handle, Plan plan, Args<C, E> args, DeviceControl control) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto** table = reinterpret_cast<const void**>(smem + Cfg::workspace_bytes);
+  const DeviceBackend<atom::NativeAtom<Cfg>> be(smem, table, control);
+  const Status s = run<C, E, Op>(be, handle, plan, args);
+  if (s != Status::ok && threadIdx.x == 0 && control.status != nullptr) {
+    atomicCAS(control.status, 0u, static_cast<unsigned>(s));
+  }
+}
+
+}  // namespace purlin::snac

@@ -1,0 +1,223 @@
+// A launch's plan: every number SNAC derives from (collective, element size, shapes, policy,
+// communicator geometry) before any worker starts. It is computed once per rank on the host
+// from inputs that are identical on every rank (the shape's maximum partition, the policy, the
+// communicator's sizes), so every rank chooses the same regime, chunk stride, ring and epoch
+// advance: the flag a consumer waits for is computed from its own plan, never exchanged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/chunking.h"
+#include "layout/collective.h"
+#include "layout/flags.h"
+#include "layout/host_device.h"
+#include "snac/datapath.h"
+#include "snac/handle.h"
+#include "snac/policy.h"
+
+namespace purlin::snac {
+
+enum class Status : std::uint8_t {
+  ok,
+  aborted,            // a wait timed out or another worker aborted (see the backend's report)
+  bad_argument,       // root out of range, or an in-place call the protocol cannot serve
+  bad_policy,         // empty role group, group not a multiple of the team
+  staging_too_small,  // not even one element per partition fits a staging half
+  too_many_workers,   // more workers than the communicator has epoch slots
+};
+
+PURLIN_HD constexpr const char* to_string(Status s) {
+  switch (s) {
+    case Status::ok:
+      return "ok";
+    case Status::aborted:
+      return "aborted";
+    case Status::bad_argument:
+      return "bad argument";
+    case Status::bad_policy:
+      return "bad policy";
+    case Status::staging_too_small:
+      return "staging too small";
+    case Status::too_many_workers:
+      return "too many workers";
+  }
+  return "unknown";
+}
+
+// One call on one rank. Shapes count elements; the output shape describes this rank's output
+// buffer and the input shape its input buffer (they differ only for AllToAllV, where they are
+// the send and receive counts). A composition's intermediate uses the input shape.
+template <class C, class E>
+struct Args {
+  using InShape = typename C::Input::Shape;
+  using OutShape = typename C::Output::Shape;
+
+  const void* input = nullptr;
+  void* output = nullptr;
+  InShape in_shape{};
+  OutShape out_shape{};
+  int root = 0;
+  OpArg<E> op_arg{};
+  // Largest partition over all ranks, in elements, when a rank's shapes do not show it
+  // (AllToAllV: the maximum of the full count matrix). 0: the shapes show it.
+  std::size_t agreed_max_elems = 0;
+};
+
+// Facts of a declaration that SNAC's staging geometry needs, derived from the layout traits.
+template <class C>
+struct Program {
+  using F = typename C::First;
+  using G = typename C::Last;
+  static constexpr int phases = C::phases;
+  static constexpr bool composed = phases == 2;
+  static constexpr int groups = C::role_groups;
+
+  // A slot holds chunk c of every input partition of every phase: F's (one if packed, n if
+  // scattered), then, in a composition, G's input (the intermediate, packed).
+  PURLIN_HD static constexpr int slot_strides(int ranks) {
+    return F::Input::regions(ranks) + (composed ? G::Input::regions(ranks) : 0);
+  }
+  // Which stride of a slot holds chunk c of input partition `partition` of `phase`.
+  PURLIN_HD static constexpr int stride_index(int phase, int partition, int ranks) {
+    return phase == 0 ? within<typename F::Input>(partition)
+                      : F::Input::regions(ranks) + within<typename G::Input>(partition);
+  }
+
+ private:
+  template <class L>
+  PURLIN_HD static constexpr int within(int partition) {
+    return L::kind == layout::LayoutKind::packed ? 0 : partition;
+  }
+};
+
+// Which role group a worker belongs to and which part of a chunk it takes.
+struct Role {
+  int group = 0;   // 0 stagers, 1 consumers of phase 0, 2 consumers of phase 1
+  int team = 0;    // team index within the group
+  int teams = 1;   // teams in the group
+  int member = 0;  // index within the team
+  int size = 1;    // team size
+};
+
+struct Plan {
+  Regime regime = Regime::throughput;
+  layout::Chunking chunking{};
+  layout::StagingRing ring{};  // throughput only
+  // Where each staging half starts: half h at h * half_bytes, fixed by the communicator's
+  // staging size, NOT ring.half_bytes(). Consecutive launches may have different rings (other
+  // collective, chunk or element size); a ring-derived half 1 of one launch would overlap the
+  // half 0 that peers may still be reading from the launch before.
+  std::size_t half_bytes = 0;
+  std::uint64_t ordinals = 0;  // chunk ordinals of the largest partition: the epoch advance
+  Roles roles{};
+  int groups = 2;
+
+  PURLIN_HD constexpr int group_size(int g) const {
+    return g == 0 ? roles.stagers : g == 1 ? roles.consumers : roles.finishers;
+  }
+  PURLIN_HD constexpr int workers() const {
+    int w = 0;
+    for (int g = 0; g < groups; ++g) w += group_size(g);
+    return w;
+  }
+  PURLIN_HD constexpr Role role(int worker) const {
+    int g = 0;
+    while (g + 1 < groups && worker >= group_size(g)) worker -= group_size(g++);
+    const int t = roles.team;
+    return {g, worker / t, group_size(g) / t, worker % t, t};
+  }
+};
+
+struct PlanResult {
+  Status status = Status::ok;
+  Plan plan{};
+};
+
+// A contiguous share of a chunk for one team member, cut on 16-byte boundaries of the chunk:
+// element boundaries survive (sizes are at most 16 bytes and divide 16) and, in the latency
+// regime, every share starts on a packet.
+struct Share {
+  std::size_t begin = 0;
+  std::size_t size = 0;
+};
+PURLIN_HD constexpr Share team_share(std::size_t bytes, int parts, int index) {
+  constexpr std::size_t grain = 16;
+  const std::size_t units = layout::detail::ceil_div(bytes, grain);
+  const std::size_t per = units / static_cast<std::size_t>(parts);
+  const std::size_t extra = units % static_cast<std::size_t>(parts);
+  const auto i = static_cast<std::size_t>(index);
+  const std::size_t b = i * per + layout::detail::min_of(i, extra);
+  const std::size_t e = b + per + (i < extra ? 1 : 0);
+  const std::size_t lo = layout::detail::min_of(b * grain, bytes);
+  return {lo, layout::detail::min_of(e * grain, bytes) - lo};
+}
+
+template <class C, class E>
+PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
+                                         const Args<C, E>& args) {
+  using P = Program<C>;
+  constexpr std::size_t es = sizeof(E);
+  PlanResult out{};
+  Plan& plan = out.plan;
+  plan.groups = P::groups;
+
+  if (C::root_role != layout::Root::none && (args.root < 0 || args.root >= h.ranks)) {
+    out.status = Status::bad_argument;
+    return out;
+  }
+
+  // In place, an AllToAll's output region k is rank k's input partition of this rank, which a
+  // stager may still be reading when the pull of region k lands: there is no chunk order that
+  // makes that safe without staging the whole input first, so it is refused.
+  if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
+    if (args.input != nullptr && args.input == args.output) {
+      out.status = Status::bad_argument;
+      return out;
+    }
+  }
+
+  // The largest partition sets the epoch advance (chunking.h: launch_chunks) and the regime.
+  // Both shapes are consulted because a rank's input and output shapes may differ.
+  const std::size_t max_elems = layout::detail::max_of(
+      layout::detail::max_of(args.in_shape.max_size(), args.out_shape.max_size()),
+      args.agreed_max_elems);
+  const std::size_t max_bytes = max_elems * es;
+
+  const bool packets_fit = h.packet_capacity != 0 && max_bytes <= h.packet_layout().max_bytes();
+  const bool small = policy.latency_max_bytes != 0 && max_bytes <= policy.latency_max_bytes;
+  plan.regime = packets_fit && small ? Regime::latency : Regime::throughput;
+  plan.roles = policy.roles(plan.regime);
+
+  if (plan.regime == Regime::latency) {
+    const std::size_t chunk = layout::detail::round_up(
+        layout::detail::max_of<std::size_t>(policy.packet_chunk_bytes, 16), 16);
+    plan.chunking = layout::Chunking::make(chunk, es);
+  } else {
+    // Shrink the chunk until one slot (every partition of every phase) fits in a half.
+    const auto strides = static_cast<std::size_t>(P::slot_strides(h.ranks));
+    const std::size_t half = h.staging_bytes / 2;
+    const std::size_t fits = half / strides;
+    if (fits < es) {
+      out.status = Status::staging_too_small;
+      return out;
+    }
+    plan.chunking = layout::Chunking::make(layout::detail::min_of(policy.chunk_bytes, fits), es);
+    plan.half_bytes = half;
+    plan.ring = layout::StagingRing::fit(half, plan.chunking.stride * strides);
+    plan.ring.slots = layout::detail::min_of<std::uint64_t>(plan.ring.slots, h.slots);
+  }
+  plan.ordinals = plan.chunking.count(max_bytes);
+
+  const Roles& r = plan.roles;
+  if (r.team < 1 || r.stagers < r.team || r.consumers < r.team || r.stagers % r.team != 0 ||
+      r.consumers % r.team != 0 ||
+      (P::groups == 3 && (r.finishers < r.team || r.finishers % r.team != 0))) {
+    out.status = Status::bad_policy;
+    return out;
+  }
+  if (plan.workers() > h.epoch_slots) out.status = Status::too_many_workers;
+  return out;
+}
+
+}  // namespace purlin::snac

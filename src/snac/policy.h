@@ -1,0 +1,59 @@
+// The tuning inputs of one SNAC launch (DESIGN §2 and §4). Plain data: src/policy will fill it
+// from measured tables; the defaults below are reasoned starting points, each with its reason.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/host_device.h"
+
+namespace purlin::snac {
+
+// Throughput: each rank stages chunks into its own peer-visible ring, notifies with a flag, and
+// consumers pull (remote reads), chunk by chunk, pipelined over the role groups.
+// Latency: stage and notify fuse into 16-byte {8 B payload, 8 B flag} packets pushed into the
+// consumer's packet buffer; one NVLink crossing instead of two, at twice the bytes on the wire.
+enum class Regime : std::uint8_t { throughput, latency };
+
+// CTAs (host: worker threads) per role group. `finishers` is the third group of a composition
+// (e.g. AllReduce's gatherers); single-phase collectives launch without it. `team` CTAs share
+// one chunk, each taking a 16-byte-grained slice; the last to finish (an acq_rel counter)
+// publishes. Every group size must be a multiple of `team`.
+struct Roles {
+  int stagers = 2;
+  int consumers = 4;
+  int finishers = 2;
+  int team = 1;
+};
+
+struct Policy {
+  // Throughput chunk: the unit that is staged, flagged, pulled and acknowledged. 256 KiB is two
+  // Atom pipeline windows of the paper's H200 point (8 stages x 16 KiB = 128 KiB per CTA), so a
+  // consumer CTA primes its pipeline once per chunk and runs half of it in steady state; with
+  // 4 consumer CTAs, 1 MiB (H200's bandwidth-delay product) is in flight. Smaller chunks
+  // raise flag traffic per byte; larger ones lengthen the pipeline fill before the first pull.
+  std::size_t chunk_bytes = 256 * 1024;
+
+  // Latency chunk: the unit one team pushes as packets. 4 KiB is 512 packets, two per thread of
+  // a 256-thread CTA: every thread issues its stores back to back and no CTA idles on a
+  // 1 KiB message. Rounded up to a multiple of 16 bytes so that team slices start on packets.
+  std::size_t packet_chunk_bytes = 4 * 1024;
+
+  // Regime crossover, in bytes of the largest partition one rank sends to one peer. Push saves
+  // about 0.7 us per call on H200 (1.4 vs 2.1 us, DESIGN §4) and costs twice the wire bytes at
+  // packet granularity, which NVLink moves far below link rate; 64 KiB keeps the extra wire
+  // time well under the saving. A launch falls back to throughput when the packet buffers
+  // are too small, whatever this says. 0 forces throughput.
+  std::size_t latency_max_bytes = 64 * 1024;
+
+  // Throughput keeps consumers ahead of stagers (a pull crosses NVLink, a stage does not);
+  // latency needs no drain traffic, so pushers and pollers are balanced.
+  Roles throughput{2, 4, 2, 1};
+  Roles latency{2, 2, 2, 1};
+
+  PURLIN_HD const Roles& roles(Regime r) const {
+    return r == Regime::latency ? latency : throughput;
+  }
+};
+
+}  // namespace purlin::snac

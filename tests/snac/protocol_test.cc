@@ -1,0 +1,297 @@
+// The protocol's invariants and the plan's decisions, checked directly: regime crossover and
+// fallbacks, chunk and ring sizing, epoch advance and parity, flags that never decrease across
+// launches of different collectives, back-to-back launches of mixed collectives and regimes
+// with no host synchronization, a one-slot ring, and a bounded wait that fails cleanly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "specs.h"
+
+namespace purlin::snac::test {
+namespace {
+
+namespace L = purlin::layout;
+
+Handle geometry(int ranks, std::size_t staging, std::uint32_t slots, std::size_t packets,
+                int workers) {
+  Handle h;
+  h.ranks = ranks;
+  h.staging_bytes = staging;
+  h.slots = slots;
+  h.packet_capacity = packets;
+  h.epoch_slots = workers;
+  return h;
+}
+
+template <class C>
+Args<C, float> fixed_args(std::size_t count, int ranks) {
+  Args<C, float> a;
+  a.in_shape = a.out_shape = L::FixedShape::uniform(count, ranks);
+  return a;
+}
+
+TEST(Plan, RegimeFollowsTheCrossoverAndThePacketCapacity) {
+  Policy p;
+  p.latency_max_bytes = 1024;
+  const Handle h = geometry(4, 1 << 20, 64, 1024, 16);
+  EXPECT_EQ(make_plan(p, h, fixed_args<L::AllGather>(256, 4)).plan.regime, Regime::latency);
+  EXPECT_EQ(make_plan(p, h, fixed_args<L::AllGather>(257, 4)).plan.regime, Regime::throughput);
+  p.latency_max_bytes = 0;  // forces throughput, even for an empty call
+  EXPECT_EQ(make_plan(p, h, fixed_args<L::AllGather>(0, 4)).plan.regime, Regime::throughput);
+  p.latency_max_bytes = 1 << 20;  // preferred, but 8 KiB of packets cannot carry 16 KiB
+  EXPECT_EQ(make_plan(p, h, fixed_args<L::AllGather>(4096, 4)).plan.regime, Regime::throughput);
+  const Handle no_packets = geometry(4, 1 << 20, 64, 0, 16);
+  EXPECT_EQ(make_plan(p, no_packets, fixed_args<L::AllGather>(1, 4)).plan.regime,
+            Regime::throughput);
+}
+
+TEST(Plan, LatencyChunksArePacketAligned) {
+  Policy p;
+  p.latency_max_bytes = 1 << 20;
+  p.packet_chunk_bytes = 40;
+  const PlanResult r =
+      make_plan(p, geometry(2, 4096, 8, 4096, 16), fixed_args<L::AllGather>(100, 2));
+  ASSERT_EQ(r.plan.regime, Regime::latency);
+  EXPECT_EQ(r.plan.chunking.stride, 48u);
+  EXPECT_EQ(r.plan.ordinals, 9u);  // 400 bytes
+}
+
+TEST(Plan, ChunkShrinksUntilOneSlotOfEveryPartitionFits) {
+  Policy p;
+  p.latency_max_bytes = 0;
+  p.chunk_bytes = 1 << 20;
+  // AllToAll on 4 ranks: a slot holds 4 partitions' chunks; a half is 1000 bytes.
+  const PlanResult a2a =
+      make_plan(p, geometry(4, 2000, 64, 0, 16), fixed_args<L::AllToAll>(500, 4));
+  ASSERT_EQ(a2a.status, Status::ok);
+  EXPECT_EQ(a2a.plan.chunking.stride, 248u);  // 1000 / 4 = 250, whole floats
+  EXPECT_EQ(a2a.plan.ring.slots, 1u);
+  // AllReduce adds the intermediate's stride: 4 + 1 per slot.
+  Args<L::AllReduce, float> ar;
+  ar.in_shape = ar.out_shape = L::FixedShape::split(4000, 4, 4);
+  const PlanResult comp = make_plan(p, geometry(4, 2000, 64, 0, 16), ar);
+  EXPECT_EQ(comp.plan.chunking.stride, 200u);
+  EXPECT_EQ(comp.plan.ordinals, 20u);  // 1000 floats per partition
+  // The ring never has more slots than the signal arrays.
+  p.chunk_bytes = 64;
+  const PlanResult capped =
+      make_plan(p, geometry(1, 1 << 20, 3, 0, 16), fixed_args<L::AllGather>(1 << 16, 1));
+  EXPECT_EQ(capped.plan.ring.slots, 3u);
+}
+
+TEST(Plan, RejectsWhatCannotRun) {
+  Policy p;
+  p.latency_max_bytes = 0;
+  EXPECT_EQ(make_plan(p, geometry(4, 8, 64, 0, 16), fixed_args<L::AllToAll>(10, 4)).status,
+            Status::staging_too_small);
+  Policy odd_team = p;
+  odd_team.throughput = {3, 4, 2, 2};
+  EXPECT_EQ(
+      make_plan(odd_team, geometry(4, 1 << 16, 64, 0, 16), fixed_args<L::AllGather>(10, 4)).status,
+      Status::bad_policy);
+  EXPECT_EQ(make_plan(p, geometry(4, 1 << 16, 64, 0, 5), fixed_args<L::AllGather>(10, 4)).status,
+            Status::too_many_workers);
+  Args<L::Gather, float> g = fixed_args<L::Gather>(10, 4);
+  g.root = 4;
+  EXPECT_EQ(make_plan(p, geometry(4, 1 << 16, 64, 0, 16), g).status, Status::bad_argument);
+}
+
+TEST(Plan, OrdinalsComeFromTheLargestPartitionAnywhere) {
+  Policy p;
+  p.latency_max_bytes = 0;
+  p.chunk_bytes = 64;
+  const std::size_t send[] = {0, 3};
+  const std::size_t recv[] = {1, 0};
+  Args<L::AllToAllV, float> a;
+  a.in_shape = {send, nullptr, 2};
+  a.out_shape = {recv, nullptr, 2};
+  EXPECT_EQ(make_plan(p, geometry(2, 1 << 16, 64, 0, 16), a).plan.ordinals, 1u);
+  a.agreed_max_elems = 100;  // another rank sends 100 floats: 400 bytes, 7 chunks
+  EXPECT_EQ(make_plan(p, geometry(2, 1 << 16, 64, 0, 16), a).plan.ordinals, 7u);
+}
+
+TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
+  for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
+    for (int parts : {1, 2, 3, 7}) {
+      std::size_t next = 0;
+      for (int i = 0; i < parts; ++i) {
+        const Share s = team_share(bytes, parts, i);
+        EXPECT_EQ(s.begin, next);
+        EXPECT_TRUE(s.begin % 16 == 0 || s.size == 0);
+        next = s.begin + s.size;
+      }
+      EXPECT_EQ(next, bytes);
+    }
+  }
+}
+
+// Each launch advances every epoch slot of every rank by the same odd amount, so the staging
+// half alternates; the host synchronizes between these launches only to look.
+TEST(Protocol, EpochsAdvanceByAnOddAmountAndAlternateHalves) {
+  const int n = 3;
+  HostWorld world(test_world(n));
+  Epoch expected = 0;
+  for (int i = 0; i < 4; ++i) {
+    RunSetup s;
+    s.team = 1 + i % 2;  // 4 then 8 workers: slots a launch does not use advance as well
+    const auto call = prepare(all_gather<float>(n, 40 + i), s, 7 + static_cast<std::uint64_t>(i));
+    const PlanResult planned = call->plan(world);
+    ASSERT_EQ(planned.status, Status::ok);
+    ASSERT_EQ(
+        world.run(1, [&](int r, int, const HostBackend& be) { return call->launch(world, r, be); }),
+        Status::ok)
+        << world.control().report();
+    call->verify(i);
+    const Epoch before = expected;
+    expected = L::next_epoch(expected, planned.plan.ordinals);
+    EXPECT_NE(L::staging_half(before), L::staging_half(expected));
+    for (int r = 0; r < n; ++r) {
+      for (int w = 0; w < world.config().workers; ++w) {
+        EXPECT_EQ(world.handle(r).epochs[w], expected) << "rank " << r << " slot " << w;
+      }
+    }
+  }
+}
+
+// Flags, acks and releases only grow, across launches of different collectives and regimes.
+TEST(Protocol, SignalWordsNeverDecrease) {
+  const int n = 4;
+  HostWorld world(test_world(n));
+  std::vector<std::unique_ptr<Call>> calls;
+  RunSetup tp;
+  RunSetup lat;
+  lat.regime = Regime::latency;
+  calls.push_back(prepare(all_reduce<float, op::Sum>(n, 1201), tp, 1));
+  calls.push_back(prepare(all_gather<std::uint8_t>(n, 101), tp, 2));
+  calls.push_back(prepare(all_to_all<double>(n, 33), lat, 3));
+  calls.push_back(prepare(reduce<std::int64_t, op::Max>(n, 250, 2), tp, 4));
+  calls.push_back(prepare(all_reduce<float, op::Sum>(n, 13), lat, 5));
+  calls.push_back(prepare(scatter<std::uint64_t>(n, 101, 1), tp, 6));
+  const SignalLayout sig = world.handle(0).signal_layout();
+  std::vector<std::vector<Flag>> last(n, std::vector<Flag>(sig.words(), 0));
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    ASSERT_EQ(world.run(1, [&](int r, int,
+                               const HostBackend& be) { return calls[i]->launch(world, r, be); }),
+              Status::ok)
+        << world.control().report();
+    calls[i]->verify(static_cast<int>(i));
+    std::size_t raised = 0;
+    for (int r = 0; r < n; ++r) {
+      const Flag* words = world.handle(r).signals[r];
+      for (std::size_t w = 0; w < sig.words(); ++w) {
+        ASSERT_GE(words[w], last[r][w]) << "call " << i << " rank " << r << " word " << w;
+        raised += words[w] > last[r][w] ? 1 : 0;
+        last[r][w] = words[w];
+      }
+    }
+    EXPECT_GT(raised, 0u) << "call " << i << " published nothing";
+  }
+}
+
+// Different collectives, regimes, team sizes (so worker counts) and chunk sizes (so ring
+// geometries) back to back with no host synchronization: ranks drift apart freely.
+TEST(Protocol, MixedLaunchesBackToBack) {
+  const int n = 4;
+  HostWorld world(test_world(n));
+  std::vector<std::unique_ptr<Call>> calls;
+  RunSetup a;
+  RunSetup b;
+  b.regime = Regime::latency;
+  b.team = 2;
+  RunSetup c;
+  c.team = 2;
+  c.chunk_bytes = 40;
+  RunSetup d;
+  d.chunk_bytes = 24;
+  d.in_place = true;
+  calls.push_back(prepare(all_reduce<float, op::Sum>(n, 1201), a, 1));
+  calls.push_back(prepare(all_gather_v<float>(n, 9, 1, true), b, 2));
+  calls.push_back(prepare(reduce_scatter_v<__nv_bfloat16, op::Sum>(n, 40, 2, false), c, 3));
+  calls.push_back(prepare(broadcast<__half>(n, 250, 3), d, 4));
+  calls.push_back(prepare(all_to_all_v<std::int32_t>(n, 9, 5), b, 5));
+  calls.push_back(prepare(gather<std::int8_t>(n, 101, 1), c, 6));
+  calls.push_back(prepare(reduce<std::int64_t, op::Max>(n, 1201, 0), d, 7));
+  calls.push_back(prepare(all_to_all<double>(n, 33), a, 8));
+  calls.push_back(prepare(all_reduce<__nv_bfloat16, op::Sum>(n, 250), b, 9));
+  calls.push_back(prepare(reduce_scatter<std::int32_t, op::Sum>(n, 101), d, 10));
+  run_calls(world, calls);
+}
+
+// One slot per half: every chunk after the first waits for the drain ack of its predecessor.
+TEST(Protocol, OneSlotRing) {
+  const int n = 3;
+  HostWorld world(test_world(n, 1));
+  std::vector<std::unique_ptr<Call>> calls;
+  RunSetup s;
+  RunSetup t;
+  t.team = 2;
+  for (int i = 0; i < 2; ++i) {
+    calls.push_back(prepare(all_reduce<float, op::Sum>(n, 1201), i ? t : s, 20 + i));
+    calls.push_back(prepare(all_to_all<double>(n, 101), i ? t : s, 30 + i));
+    calls.push_back(prepare(gather<std::int8_t>(n, 101, 2), i ? t : s, 40 + i));
+    calls.push_back(
+        prepare(reduce_scatter_v<__nv_bfloat16, op::Sum>(n, 40, 3, true), i ? t : s, 50 + i));
+  }
+  run_calls(world, calls);
+}
+
+// A rank that never launches must not hang the others: their waits time out, the world
+// aborts, and the report says who waited for what.
+TEST(Protocol, MissingPeerTimesOutWithAReport) {
+  HostWorldConfig cfg = test_world(2);
+  cfg.timeout = std::chrono::milliseconds(200);
+  HostWorld world(cfg);
+  RunSetup s;
+  const auto call = prepare(all_gather<float>(2, 100), s, 1);
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = world.run(1, [&](int r, int, const HostBackend& be) {
+    return r == 0 ? call->launch(world, r, be) : Status::ok;
+  });
+  EXPECT_EQ(status, Status::aborted);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  const std::string report = world.control().report();
+  EXPECT_NE(report.find("timed out"), std::string::npos) << report;
+  EXPECT_NE(report.find("rank 0"), std::string::npos) << report;
+}
+
+// In place, the packed side already sits where the self copy would put it: on one rank nothing
+// is staged, flagged or acknowledged at all, and the result is still checked.
+template <class C, class E, class Op>
+void expect_self_copy_skipped(const Spec<C, E, Op>& spec) {
+  for (bool in_place : {false, true}) {
+    HostWorld world(test_world(1));
+    RunSetup s;
+    s.in_place = in_place;
+    std::vector<std::unique_ptr<Call>> calls;
+    calls.push_back(prepare(spec, s, 3));
+    run_calls(world, calls);
+    const SignalLayout sig = world.handle(0).signal_layout();
+    const Flag* words = world.handle(0).signals[0];
+    const bool flagged = std::any_of(words, words + sig.ack(0, 0, 0, 0), [](Flag f) { return f; });
+    EXPECT_EQ(flagged, !in_place) << (in_place ? "in place" : "out of place");
+  }
+}
+
+TEST(Protocol, InPlaceSelfCopyIsSkipped) {
+  expect_self_copy_skipped(all_gather<float>(1, 101));
+  expect_self_copy_skipped(gather<std::int8_t>(1, 101, 0));
+  expect_self_copy_skipped(scatter<std::uint64_t>(1, 101, 0));
+}
+
+TEST(Protocol, InPlaceAllToAllIsRejected) {
+  HostWorld world(test_world(2));
+  std::vector<float> buf(8);
+  Args<L::AllToAll, float> a = fixed_args<L::AllToAll>(4, 2);
+  a.input = a.output = buf.data();
+  const Status status = world.run(1, [&](int r, int, const HostBackend& be) {
+    return host_launch<L::AllToAll, float>(be, world.handle(r), Policy{}, a);
+  });
+  EXPECT_EQ(status, Status::bad_argument);
+}
+
+}  // namespace
+}  // namespace purlin::snac::test
