@@ -5,11 +5,11 @@
 #
 #   PURLIN_BUILD_DIR   build directory (default: <repo>/build-perf)
 #   PURLIN_CMAKE_ARGS  extra CMake arguments (default: the architecture of GPU 0)
-#   PURLIN_RESULTS     results directory (default: perf/atom/results)
+#   PURLIN_RESULTS     results directory (default: perf/atom/results/<UTC date-time>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PURLIN_BUILD_DIR:-$root/build-perf}
-results=${PURLIN_RESULTS:-$root/perf/atom/results}
+results=${PURLIN_RESULTS:-$root/perf/atom/results/$(date -u +%Y%m%d-%H%M)}
 
 bash "$root/cmake/install-deps.sh"
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -24,5 +24,5 @@ args=${PURLIN_CMAKE_ARGS:--DPURLIN_CUDA_ARCHITECTURES=${cc}-real}
 cmake -S "$root" -B "$build" -G Ninja -DPURLIN_BUILD_TESTS=ON $args
 cmake --build "$build" -j "$(nproc)"
 mkdir -p "$results"
-bash "$root/perf/atom/run_gpu.sh" "$results" "$build"
+PURLIN_BUILD_DIR="$build" bash "$root/perf/atom/run_gpu.sh" "$results"
 echo "perf/run.sh: results in $results"
