@@ -12,6 +12,7 @@ that is not a power of two (1/n is not representable); it is compared with a tol
 says so on its line.
 """
 
+import struct
 import argparse
 import datetime
 import os
@@ -82,7 +83,24 @@ def factors(rank, count):
     return table[(torch.arange(count, dtype=torch.int64) + rank) % 4]
 
 
-def reference(op, inputs, world):
+PREMUL_FACTOR = 2.0
+
+
+def premul_factor_as_nccl_reads_it(dtype):
+    """The PreMulSum scalar the NCCL library actually applies.
+
+    PyTorch (ProcessGroupNCCL's unpackPreMulSum<float, ncclBfloat16>) hands NCCL a 4-byte
+    float scalar for bfloat16 data, and NCCL copies sizeof(bfloat16) = 2 bytes of it: the low
+    half of the float. That is PyTorch's behavior with any NCCL, not Purlin's; the test
+    reproduces it exactly so that a forwarding bug would still show.
+    """
+    if dtype != torch.bfloat16:
+        return PREMUL_FACTOR
+    low = struct.pack("<f", PREMUL_FACTOR)[:2]
+    return struct.unpack("<f", b"\x00\x00" + low)[0]
+
+
+def reference(op, inputs, world, dtype=None):
     """Reduction of int64 inputs in float64 (exact here), before the cast to the test dtype."""
     stack = torch.stack([x.double() for x in inputs])
     if op == "sum":
@@ -96,7 +114,7 @@ def reference(op, inputs, world):
     if op == "avg":
         return stack.sum(0) / world
     if op == "premul_sum":
-        return stack.sum(0) * 2.0
+        return (stack * premul_factor_as_nccl_reads_it(dtype)).sum(0)
     raise ValueError(op)
 
 
@@ -107,7 +125,7 @@ def reduce_ops(dtype):
         ops["avg"] = dist.ReduceOp.AVG
         make_premul = getattr(dist, "_make_nccl_premul_sum", None)  # private in PyTorch
         if make_premul is not None:
-            ops["premul_sum"] = make_premul(2.0)
+            ops["premul_sum"] = make_premul(PREMUL_FACTOR)
     return ops
 
 
@@ -130,7 +148,7 @@ class Suite:
             tol = 0.0
             if opname == "avg" and not is_power_of_two(self.world):
                 tol = AVG_TOLERANCE[dtype]
-            expected = reference(opname, inputs, self.world).to(dtype)
+            expected = reference(opname, inputs, self.world, dtype).to(dtype)
             name = f"all_reduce {opname} {dtype} n={count}"
 
             def body(inputs=inputs, op=op, expected=expected, tol=tol, name=name):
