@@ -40,14 +40,26 @@ warmup=${NCCL_TESTS_WARMUP:-2}
 only=${NCCL_TESTS_ONLY:-}
 
 # One GPU, data check on every size, a x4 sweep 8 B .. 64 MiB, every data type.
-common_args=(-g 1 -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup" -d all)
+common_args=(-g 1 -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup")
 preload=()
 [[ -n $purlin_lib ]] && preload=(LD_PRELOAD="$purlin_lib")
 echo "nccl-tests: $tests_dir; preload: ${purlin_lib:-none}; logs: $out_dir"
 
-# Each case: "<label>|<binary>|<extra arguments>". Reductions also sweep every op
-# (sum prod max min avg mulsum). The extra cases cover CUDA graph capture and buffers
-# misaligned by one element, which the plain sweep never produces.
+# Each case: "<label>|<binary>|<extra arguments>". Reductions sweep every op: sum, prod,
+# max and min over every data type; avg and mulsum (PreMulSum) over every type but fp8,
+# because NCCL 2.28 itself rejects them for fp8 with ncclInvalidArgument (seen
+# on an H200 with the real NCCL alone, 2.28.3 and 2.28.9, no Purlin involved), and
+# nccl-tests stops at the first error. The extra cases cover CUDA graph capture and
+# buffers misaligned by one element, which the plain sweep never produces.
+reduction_cases() {  # label prefix, binary, extra arguments
+  local op t
+  for op in sum prod max min; do cases+=("$1-$op|$2|-d all -o $op $3"); done
+  for op in avg mulsum; do
+    for t in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
+      cases+=("$1-$op-$t|$2|-d $t -o $op $3")
+    done
+  done
+}
 cases=()
 for bin in "$tests_dir"/*_perf; do
   [[ -x $bin ]] || continue
@@ -55,16 +67,17 @@ for bin in "$tests_dir"/*_perf; do
   short=${name%_perf}
   if [[ -n $only && " $only " != *" $short "* ]]; then continue; fi
   case $short in
-    all_reduce|reduce_scatter|reduce) extra="-o all" ;;
-    *) extra="" ;;
+    all_reduce|reduce_scatter|reduce) reduction_cases "$name" "$name" "" ;;
+    *) cases+=("$name|$name|-d all") ;;
   esac
-  cases+=("$name|$name|$extra")
   case $short in
     all_reduce)
-      cases+=("$name-graph|$name|-o sum -G 4")
-      cases+=("$name-unaligned|$name|-o all -u 1") ;;
-    all_gather|reduce_scatter|alltoall)
-      cases+=("$name-unaligned|$name|-u 1") ;;
+      cases+=("$name-graph|$name|-d all -o sum -G 4")
+      reduction_cases "$name-unaligned" "$name" "-u 1" ;;
+    reduce_scatter)
+      reduction_cases "$name-unaligned" "$name" "-u 1" ;;
+    all_gather|alltoall)
+      cases+=("$name-unaligned|$name|-d all -u 1") ;;
   esac
 done
 if [[ ${#cases[@]} -eq 0 ]]; then
