@@ -32,6 +32,16 @@ ncclResult_t teardown(ncclComm* c, bool abort) {
   return res;
 }
 
+// The integer queries: a ready communicator, a non-null out pointer, one field.
+ncclResult_t query(const char* fn, const char* out_name, const ncclComm* comm, int* out, int ncclComm::*field) {
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, out_name, out); r != ncclSuccess) return r;
+    *out = comm->*field;
+    return ncclSuccess;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -94,33 +104,15 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
 }
 
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
-  const char* fn = "ncclCommCount";
-  return guarded(fn, [&] {
-    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    if (ncclResult_t r = check_ptr(fn, "count", count); r != ncclSuccess) return r;
-    *count = comm->nranks;
-    return ncclSuccess;
-  });
+  return query("ncclCommCount", "count", comm, count, &ncclComm::nranks);
 }
 
 ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
-  const char* fn = "ncclCommCuDevice";
-  return guarded(fn, [&] {
-    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    if (ncclResult_t r = check_ptr(fn, "device", device); r != ncclSuccess) return r;
-    *device = comm->cuda_device;
-    return ncclSuccess;
-  });
+  return query("ncclCommCuDevice", "device", comm, device, &ncclComm::cuda_device);
 }
 
 ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
-  const char* fn = "ncclCommUserRank";
-  return guarded(fn, [&] {
-    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    if (ncclResult_t r = check_ptr(fn, "rank", rank); r != ncclSuccess) return r;
-    *rank = comm->rank;
-    return ncclSuccess;
-  });
+  return query("ncclCommUserRank", "rank", comm, rank, &ncclComm::rank);
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommFinalize);
