@@ -1,6 +1,7 @@
 // Copy of 256 MiB: bandwidth vs CTA count and pipeline configuration, against cudaMemcpyAsync and
 // a plain grid-stride uint4 kernel with the same CTA count. Writes copy.csv.
 #include "bench_common.h"
+#include "atom/sliced_kernels.cuh"
 #include "purlin/atom.cuh"
 
 #include <cstdio>
@@ -13,15 +14,6 @@ namespace {
 constexpr std::size_t kBytes = std::size_t{256} << 20;
 const std::vector<int> kAllCtas = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 132};
 const std::vector<int> kSomeCtas = {8, 16, 32, 64, 132};
-
-template <class A>
-__global__ void __launch_bounds__(A::threads, 1)
-    atom_copy(void* dst, const void* src, std::size_t bytes) {
-  extern __shared__ __align__(128) unsigned char ws[];
-  const Slice part = slice(bytes, gridDim.x, blockIdx.x);
-  A::copy(static_cast<char*>(dst) + part.begin, static_cast<const char*>(src) + part.begin,
-          part.end - part.begin, ws);
-}
 
 // The baseline of the issue: 256 threads, one uint4 per thread per iteration, grid-stride.
 __global__ void __launch_bounds__(256) plain_copy(uint4* dst, const uint4* src, std::size_t n) {
@@ -56,16 +48,16 @@ template <class A>
 void sweep(Ctx& c, const char* impl, const std::vector<int>& ctas_list, std::size_t misalign = 0) {
   using Cfg = typename A::config;
   if (A::workspace_bytes > static_cast<std::size_t>(c.dev.max_smem)) return;
-  if (cudaFuncSetAttribute(atom_copy<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (cudaFuncSetAttribute(sliced_copy<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(A::workspace_bytes)) != cudaSuccess) {
     return;
   }
   cudaFuncAttributes attr{};
-  cudaFuncGetAttributes(&attr, atom_copy<A>);
+  cudaFuncGetAttributes(&attr, sliced_copy<A>);
   for (int ctas : ctas_list) {
     const Timing t = time_graph(
         [&](cudaStream_t s) {
-          atom_copy<A><<<ctas, A::threads, A::workspace_bytes, s>>>(c.dst + misalign, c.src,
+          sliced_copy<A><<<ctas, A::threads, A::workspace_bytes, s>>>(c.dst + misalign, c.src,
                                                                     kBytes);
         },
         c.stream);

@@ -2,6 +2,7 @@
 // of traffic (8 read, 1 written) at the traffic rate cudaMemcpyAsync reaches in the same run (2x
 // its payload rate: it reads and writes every byte). Writes reduce.csv.
 #include "bench_common.h"
+#include "atom/sliced_kernels.cuh"
 #include "purlin/atom.cuh"
 
 #include <cuda_bf16.h>
@@ -16,25 +17,7 @@ constexpr int kSources = 8;
 constexpr std::size_t kBytes = std::size_t{128} << 20;  // per source and for the output
 const std::vector<int> kCtas = {8, 16, 24, 32, 48, 64, 96, 132};
 
-struct SourcePtrs {
-  const void* p[kSources];
-};
-
-template <class A>
-__global__ void __launch_bounds__(A::threads, 1)
-    atom_reduce(void* dst, SourcePtrs sources, std::size_t bytes) {
-  extern __shared__ __align__(128) unsigned char ws[];
-  __shared__ const void* src[kSources];
-  const Slice part = slice(bytes, gridDim.x, blockIdx.x);
-  if (threadIdx.x == 0) {
-    PURLIN_UNROLL
-    for (int s = 0; s < kSources; ++s) src[s] = static_cast<const char*>(sources.p[s]) + part.begin;
-  }
-  __syncthreads();
-  A::template reduce<__nv_bfloat16, op::Sum>(static_cast<char*>(dst) + part.begin, src, kSources,
-                                             part.end - part.begin, ws);
-}
-
+using SourcePtrs = SourceTable<kSources>;
 __global__ void fill_bf16(__nv_bfloat16* p, std::size_t n, int seed) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -55,12 +38,13 @@ template <class A>
 void sweep(Ctx& c, const char* impl, std::size_t misalign = 0) {
   using Cfg = typename A::config;
   if (A::workspace_bytes > static_cast<std::size_t>(c.dev.max_smem)) return;
-  if (cudaFuncSetAttribute(atom_reduce<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  auto* const kernel = sliced_reduce<A, __nv_bfloat16, op::Sum, kSources>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(A::workspace_bytes)) != cudaSuccess) {
     return;
   }
   cudaFuncAttributes attr{};
-  cudaFuncGetAttributes(&attr, atom_reduce<A>);
+  cudaFuncGetAttributes(&attr, kernel);
   // Misaligned: sources at different 2-byte offsets (element-aligned, not 16-byte aligned), so
   // every source is realigned; the output stays aligned.
   SourcePtrs src = c.src;
@@ -70,7 +54,7 @@ void sweep(Ctx& c, const char* impl, std::size_t misalign = 0) {
   for (int ctas : kCtas) {
     const Timing t = time_graph(
         [&](cudaStream_t s) {
-          atom_reduce<A><<<ctas, A::threads, A::workspace_bytes, s>>>(c.dst, src, kBytes);
+          kernel<<<ctas, A::threads, A::workspace_bytes, s>>>(c.dst, src, kSources, kBytes, {});
         },
         c.stream);
     if (!t.ok) {

@@ -56,7 +56,7 @@ cudaError_t launch_copy(int variant, void* dst, const void* src, std::size_t byt
                         cudaStream_t stream) {
   return with_type_at<CopyVariants>(variant, [&]<class V>() {
     using A = typename V::atom;
-    return launch(copy_kernel<A>, A::threads, A::workspace_bytes, grid, stream, dst, src, bytes);
+    return launch(sliced_copy<A>, A::threads, A::workspace_bytes, grid, stream, dst, src, bytes);
   });
 }
 

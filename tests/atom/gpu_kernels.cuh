@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gpu_launch.h"
+#include "atom/sliced_kernels.cuh"
 #include "purlin/atom.cuh"
 
 #include <cstddef>
@@ -31,36 +32,7 @@ using CopyVariants =
              Variant<NativeAtom<DefaultConfig>, 16, 70>>;
 static_assert(ReduceVariants::size == kReduceVariants && CopyVariants::size == kCopyVariants);
 
-struct SourcePtrs {
-  const void* p[kMaxTestSources];
-};
-
-template <class A, class E, class Op>
-__global__ void __launch_bounds__(A::threads, 1)
-    reduce_kernel(void* dst, SourcePtrs sources, int n, std::size_t bytes, OpArg<E> arg) {
-  extern __shared__ __align__(128) unsigned char ws[];
-  __shared__ const void* src[kMaxTestSources];
-  const Slice part = slice(bytes, gridDim.x, blockIdx.x);
-  if (threadIdx.x == 0) {
-    // Constant indices keep the parameter array out of local memory.
-    PURLIN_UNROLL
-    for (int s = 0; s < kMaxTestSources; ++s) {
-      if (s < n) src[s] = static_cast<const char*>(sources.p[s]) + part.begin;
-    }
-  }
-  __syncthreads();
-  A::template reduce<E, Op>(static_cast<char*>(dst) + part.begin, src, n, part.end - part.begin, ws,
-                            arg);
-}
-
-template <class A>
-__global__ void __launch_bounds__(A::threads, 1)
-    copy_kernel(void* dst, const void* src, std::size_t bytes) {
-  extern __shared__ __align__(128) unsigned char ws[];
-  const Slice part = slice(bytes, gridDim.x, blockIdx.x);
-  A::copy(static_cast<char*>(dst) + part.begin, static_cast<const char*>(src) + part.begin,
-          part.end - part.begin, ws);
-}
+using SourcePtrs = SourceTable<kMaxTestSources>;
 
 template <class Kernel, class... Args>
 cudaError_t launch(Kernel kernel, int threads, std::size_t smem, int grid, cudaStream_t stream,
@@ -91,7 +63,7 @@ cudaError_t launch_reduce(int variant, int op, void* dst, const void* const* sou
   return with_type_at<ReduceVariants>(variant, [&]<class V>() {
     return with_type_at<ReduceOps>(op, [&]<class Op>() {
       using A = typename V::atom;
-      return launch(reduce_kernel<A, E, Op>, A::threads, A::workspace_bytes, grid, stream, dst, ptrs,
+      return launch(sliced_reduce<A, E, Op, kMaxTestSources>, A::threads, A::workspace_bytes, grid, stream, dst, ptrs,
                     n, bytes, arg);
     });
   });
