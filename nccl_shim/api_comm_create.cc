@@ -1,12 +1,10 @@
 // Communicator creation entry points. All paths end in run_init (comm_init.h), submitted
 // through the group machinery so that blocking, nonblocking and grouped creation share
 // one implementation.
-#include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "checks.h"
