@@ -8,6 +8,7 @@
 #include "forward.h"
 #include "real_nccl.h"
 #include "registration.h"
+#include "snac/plan.h"
 
 namespace {
 
@@ -16,9 +17,11 @@ using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surf
 ncclComm_t real_of(const ncclComm* c) { return c->real.load(std::memory_order_acquire); }
 
 // Ends a communicator: the real one first (it may still reference Purlin's buffers),
-// then Purlin's own state.
+// then Purlin's own state. An abort first makes every device wait of the native kernels
+// give up, so that the device state's destructor (which synchronizes the GPU) returns.
 ncclResult_t teardown(ncclComm* c, bool abort) {
   ncclResult_t res = ncclSuccess;
+  if (abort && c->native) c->native->abort();
   if (abort && c->core) c->core->abort();
   if (ncclComm_t rc = real_of(c); rc != nullptr) {
     const RealNccl* rn = real_nccl();
@@ -26,10 +29,23 @@ ncclResult_t teardown(ncclComm* c, bool abort) {
     // Only now: the real NCCL calls its own API on rc while tearing it down.
     real_handle_remove(rc);
   }
+  c->native.reset();
   free_registrations(c);
   live_remove(c);
   delete_comm(c);
   return res;
+}
+
+// A failure a native kernel reported (a peer stopped, a wait timed out) is sticky, as an
+// asynchronous NCCL error is: the communicator moves to ncclSystemError, with one WARN.
+void native_async_error(ncclComm* c) {
+  const purlin::snac::Status st = c->native->status();
+  if (st == purlin::snac::Status::ok) return;
+  ncclResult_t expected = ncclSuccess;
+  if (c->state.compare_exchange_strong(expected, ncclSystemError, std::memory_order_acq_rel))
+    fail(ncclSystemError, "ncclCommGetAsyncError",
+         "comm %p rank %d: a native collective failed on the device (%s); abort the communicator",
+         static_cast<void*>(c), c->rank, purlin::snac::to_string(st));
 }
 
 // The integer queries: a ready communicator, a non-null out pointer, one field.
@@ -50,8 +66,11 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm) {
   const char* fn = "ncclCommFinalize";
   return guarded(fn, [&] {
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    // Purlin's own work completes on the application's streams; only the real NCCL
-    // may still hold operations to flush.
+    // Purlin's kernels complete on the application's streams; freeing the native state
+    // waits for them (its destructor synchronizes the GPU). Only the real NCCL may still
+    // hold operations to flush.
+    comm->finalized.store(true, std::memory_order_release);
+    comm->native.reset();
     if (ncclComm_t rc = real_of(comm); rc != nullptr) return real_nccl()->CommFinalize(rc);
     return ncclSuccess;
   });
@@ -82,6 +101,8 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) {
     if (revokeFlags != NCCL_REVOKE_DEFAULT)
       return fail(ncclInvalidArgument, fn, "revokeFlags 0x%x is not NCCL_REVOKE_DEFAULT", revokeFlags);
     ncclResult_t res = ncclSuccess;
+    // Revoking ends in-flight work; for native kernels that is their abort word.
+    if (comm->native != nullptr) comm->native->abort();
     if (ncclComm_t rc = real_of(comm); rc != nullptr) res = call_real(fn, real_nccl()->CommRevoke, rc, revokeFlags);
     comm->revoked.store(true, std::memory_order_release);
     return res;
@@ -96,6 +117,11 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
     if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "asyncError", asyncError); r != ncclSuccess) return r;
     *asyncError = comm->state.load(std::memory_order_acquire);
+    // Only a finished init has published `native` (state is stored after it, with release).
+    if (*asyncError == ncclSuccess && comm->native != nullptr) {
+      native_async_error(comm);
+      *asyncError = comm->state.load(std::memory_order_acquire);
+    }
     if (*asyncError == ncclSuccess) {
       if (ncclComm_t rc = real_of(comm); rc != nullptr) return real_nccl()->CommGetAsyncError(rc, asyncError);
     }

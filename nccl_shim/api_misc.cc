@@ -1,7 +1,7 @@
 // Version, errors, debug, groups and user-defined reduction operators.
 #include <nccl.h>
 
-#include <mutex>
+#include <optional>
 
 #include "base/log.h"
 #include "checks.h"
@@ -80,8 +80,10 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   });
 }
 
-// The operator is created by the real NCCL (it runs the reductions that use it) and
-// remembered per communicator so that validation accepts it.
+// On a native communicator Purlin's kernels run the reductions, so the operator is
+// Purlin's own and the real NCCL is not involved (there may be no real communicator, and
+// ranks sharing a GPU could not create one). Otherwise the real NCCL creates it. Either
+// way the communicator's table remembers it so that validation accepts it.
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm) {
   const char* fn = "ncclRedOpCreatePreMulSum";
@@ -93,13 +95,16 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
     if (ncclResult_t r = check_type(fn, datatype); r != ncclSuccess) return r;
     if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate)
       return fail(ncclInvalidArgument, fn, "residence %d is not an ncclScalarResidence_t", static_cast<int>(residence));
+    if (comm->native != nullptr) {
+      std::optional<ncclRedOp_t> made = comm->user_ops.create(scalar, datatype, type_size(datatype), residence);
+      if (!made) return fail(ncclInvalidUsage, fn, "op: every ncclRedOp_t id of this comm is in use");
+      *op = *made;
+      return ncclSuccess;
+    }
     if (ncclResult_t r = ensure_real_comm(fn, comm); r != ncclSuccess) return r;
     ncclResult_t res = real_nccl()->RedOpCreatePreMulSum(op, scalar, datatype, residence,
                                                          comm->real.load(std::memory_order_acquire));
-    if (res == ncclSuccess) {
-      std::lock_guard<std::mutex> lock(comm->ops_mu);
-      comm->user_ops.insert(static_cast<int>(*op));
-    }
+    if (res == ncclSuccess) comm->user_ops.record(*op, datatype, residence);
     return res;
   });
 }
@@ -109,11 +114,9 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return guarded(fn, [&] {
     if (ncclComm_t rc = passthrough(comm); rc != nullptr) return call_real(fn, real_nccl()->RedOpDestroy, op, rc);
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    {
-      std::lock_guard<std::mutex> lock(comm->ops_mu);
-      if (comm->user_ops.erase(static_cast<int>(op)) == 0)
-        return fail(ncclInvalidArgument, fn, "op %d was not created on this comm", static_cast<int>(op));
-    }
+    if (!comm->user_ops.erase(op))
+      return fail(ncclInvalidArgument, fn, "op %d was not created on this comm", static_cast<int>(op));
+    if (comm->native != nullptr) return ncclSuccess;
     return real_nccl()->RedOpDestroy(op, comm->real.load(std::memory_order_acquire));
   });
 }

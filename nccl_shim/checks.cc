@@ -1,7 +1,7 @@
 #include "checks.h"
 
 #include <cstdint>
-#include <mutex>
+#include <optional>
 
 #include "comm.h"
 #include "errors.h"
@@ -37,12 +37,48 @@ ncclResult_t check_rank(const char* fn, const char* name, int value, int nranks)
 
 namespace {
 
-ncclResult_t check_op(const char* fn, ncclRedOp_t op, ncclComm* c) {
+// A built-in op, or one created on this communicator for the call's datatype (NCCL ties a
+// PreMulSum operator to the datatype of its scalar).
+ncclResult_t check_op(const char* fn, ncclRedOp_t op, ncclDataType_t type, const ncclComm* c) {
   const int v = static_cast<int>(op);
   if (v >= 0 && v < ncclNumOps) return ncclSuccess;
-  std::lock_guard<std::mutex> lock(c->ops_mu);
-  if (c->user_ops.count(v) != 0) return ncclSuccess;
-  return fail(ncclInvalidArgument, fn, "op %d is neither a built-in ncclRedOp_t nor created on this comm", v);
+  std::optional<UserOp> user = c->user_ops.find(op);
+  if (!user) return fail(ncclInvalidArgument, fn, "op %d is neither a built-in ncclRedOp_t nor created on this comm", v);
+  if (user->type != type)
+    return fail(ncclInvalidArgument, fn, "op %d was created for datatype %d, the call uses datatype %d", v,
+                static_cast<int>(user->type), static_cast<int>(type));
+  return ncclSuccess;
+}
+
+// What only the V collectives' tables can get wrong on one rank (what must agree across
+// ranks cannot be checked without communicating).
+ncclResult_t check_v(const char* fn, const Descriptor& d) {
+  const int me = d.comm->rank;
+  const VArrays& v = *d.v;
+  switch (d.kind) {
+    case OpKind::kAllGatherV:
+      if (d.count != v.in_counts[me])
+        return fail(ncclInvalidArgument, fn, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, me,
+                    v.in_counts[me]);
+      break;
+    case OpKind::kReduceScatterV:
+      if (d.count != v.in_counts[me])
+        return fail(ncclInvalidArgument, fn, "recvcount %zu differs from sendcounts[%d] = %zu", d.count, me,
+                    v.in_counts[me]);
+      break;
+    case OpKind::kAllToAllV:
+      for (size_t k = 0; k < v.in_counts.size(); ++k)
+        if (v.in_counts[k] > v.agreed_max)
+          return fail(ncclInvalidArgument, fn, "maxcount %zu is smaller than sendcounts[%zu] = %zu", v.agreed_max,
+                      k, v.in_counts[k]);
+      // A pull of region k could land before this rank's own stager has read partition k.
+      if (d.sendbuff != nullptr && d.sendbuff == d.recvbuff)
+        return fail(ncclInvalidArgument, fn, "recvbuff equals sendbuff: purlinAllToAllV is not in place");
+      break;
+    default:
+      break;
+  }
+  return ncclSuccess;
 }
 
 ncclResult_t check_buffer(const char* fn, const char* name, const void* p, size_t elems,
@@ -59,17 +95,27 @@ ncclResult_t check_buffer(const char* fn, const char* name, const void* p, size_
 ncclResult_t check_descriptor(const Descriptor& d) {
   const char* fn = op_kind_name(d.kind);
   if (ncclResult_t r = check_ready(fn, d.comm); r != ncclSuccess) return r;
+  if (d.comm->finalized.load(std::memory_order_acquire))
+    return fail(ncclInvalidUsage, fn, "comm %p was finalized (ncclCommFinalize); only ncclCommDestroy may follow",
+                static_cast<const void*>(d.comm));
   if (ncclResult_t r = check_type(fn, d.type); r != ncclSuccess) return r;
   const int nranks = d.comm->nranks;
   const bool p2p = d.kind == OpKind::kSend || d.kind == OpKind::kRecv;
   BufferUse use{};
-  if (!buffer_use(d, d.comm->rank, nranks, &use))
+  if (!buffer_use(d, d.comm->rank, nranks, &use)) {
+    if (is_v(d.kind))
+      return fail(ncclInvalidArgument, fn, "%s and their displacements overflow size_t",
+                  d.kind == OpKind::kAllGatherV ? "recvcounts" : "sendcounts/recvcounts");
     return fail(ncclInvalidArgument, fn, "count %zu times nranks %d overflows", d.count, nranks);
+  }
   if (use.has_root) {
     if (ncclResult_t r = check_rank(fn, p2p ? "peer" : "root", d.root, nranks); r != ncclSuccess) return r;
   }
   if (use.reduces) {
-    if (ncclResult_t r = check_op(fn, d.op, d.comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_op(fn, d.op, d.type, d.comm); r != ncclSuccess) return r;
+  }
+  if (is_v(d.kind)) {
+    if (ncclResult_t r = check_v(fn, d); r != ncclSuccess) return r;
   }
   const size_t es = type_size(d.type);
   if (use.reads_send) {

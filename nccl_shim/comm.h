@@ -1,6 +1,7 @@
 // The object behind ncclComm_t: Purlin's communicator plus what the shim needs to honor
-// the NCCL contract (config, asynchronous init state, the lazily created real-NCCL
-// communicator that forwarded calls run on).
+// the NCCL contract (config, asynchronous init state, the native device state when Purlin's
+// kernels run the collectives, the lazily created real-NCCL communicator that forwarded
+// calls run on).
 #pragma once
 
 #include <nccl.h>
@@ -8,11 +9,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
 #include "runtime/communicator.h"
+#include "runtime/device_state.h"
+#include "user_ops.h"
 
 struct ncclComm {
   // Known from the creating call, before the group has formed.
@@ -28,7 +30,13 @@ struct ncclComm {
   std::unique_ptr<purlin::runtime::Communicator> core;  // set once init succeeded
   std::thread init_thread;  // nonblocking init runs here; joined before destruction
 
+  // Native route (router.h: comm_route): the SNAC device state the collectives run on.
+  // Declared after `core` so that it is destroyed first. Null on forwarded communicators
+  // and after ncclCommFinalize, which frees it.
+  std::unique_ptr<purlin::runtime::DeviceState> native;
+
   std::atomic<bool> revoked{false};
+  std::atomic<bool> finalized{false};  // ncclCommFinalize ran: no more communication calls
 
   // Forwarding to the real NCCL. Created at the first forwarded call on this
   // communicator; every rank makes the same calls in the same order (the NCCL contract),
@@ -38,8 +46,7 @@ struct ncclComm {
   ncclResult_t real_status = ncclSuccess;  // sticky failure of the real init
 
   // Reduction operators created on this communicator (ncclRedOpCreatePreMulSum).
-  std::mutex ops_mu;
-  std::set<int> user_ops;
+  purlin::shim::UserOps user_ops;
 };
 
 namespace purlin::shim {

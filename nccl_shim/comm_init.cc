@@ -116,10 +116,30 @@ void discard_comm(ncclComm* c) {
   delete_comm(c);
 }
 
+namespace {
+
+// Creates the SNAC device state of a native communicator. Collective: every rank took the
+// same routing decision, so every rank is here, and a failure fails all of them alike.
+ncclResult_t create_native(ncclComm* c) {
+  ncclResult_t res = runtime::DeviceState::create(*c->core, runtime::DeviceStateConfig::from_env(), &c->native);
+  if (res != ncclSuccess) {
+    c->native.reset();
+    return fail(res, "ncclCommInitRank",
+                "rank %d/%d: native device state could not be created (error %d); PURLIN_NATIVE=0 on every "
+                "rank forwards everything to NCCL instead",
+                c->rank, c->nranks, static_cast<int>(res));
+  }
+  return ncclSuccess;
+}
+
+}  // namespace
+
 ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
   // Without any GPU (a CI machine) communicators still form, so that bootstrap, groups
-  // and forwarding are testable; they simply have no device to run on.
-  if (c->cuda_device >= 0 && gpu_count() > 0) {
+  // and forwarding are testable; they simply have no device to run on, and tell their
+  // peers so (cuda_device -1), which keeps them off the native route.
+  const bool has_gpu = c->cuda_device >= 0 && gpu_count() > 0;
+  if (has_gpu) {
     if (cudaSetDevice(c->cuda_device) != cudaSuccess) {
       (void)cudaGetLastError();
       c->state.store(ncclInvalidArgument, std::memory_order_release);
@@ -128,16 +148,21 @@ ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
     (void)runtime::bind_thread_near_gpu(c->cuda_device);
   }
   std::unique_ptr<runtime::Communicator> core;
-  ncclResult_t res = runtime::Communicator::create(id, c->rank, c->nranks, c->cuda_device, &core);
+  ncclResult_t res = runtime::Communicator::create(id, c->rank, c->nranks, has_gpu ? c->cuda_device : -1, &core);
   if (res == ncclSuccess) {
     c->core = std::move(core);
     std::string reason;
-    Route route = comm_route(c, &reason);
+    const Route route = comm_route(c, &reason);
+    if (route == Route::kNative) res = create_native(c);
     const auto& me = c->core->peers()[c->rank];
-    PURLIN_INFO("comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s); real NCCL: %s",
-                static_cast<void*>(c), c->comm_name.empty() ? "" : " name ", c->comm_name.c_str(),
-                c->rank, c->nranks, c->cuda_device, me.pci_bus_id[0] ? me.pci_bus_id : "none",
-                route == Route::kNative ? "native" : "forward", reason.c_str(), real_nccl_describe().c_str());
+    const std::string device_mem =
+        c->native ? ", " + std::to_string(c->native->device_bytes() >> 20) + " MiB of device state" : "";
+    if (res == ncclSuccess)
+      PURLIN_INFO("comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s%s); real NCCL: %s",
+                  static_cast<void*>(c), c->comm_name.empty() ? "" : " name ", c->comm_name.c_str(), c->rank,
+                  c->nranks, c->cuda_device, me.pci_bus_id[0] ? me.pci_bus_id : "none",
+                  route == Route::kNative ? "native" : "forward", reason.c_str(), device_mem.c_str(),
+                  real_nccl_describe().c_str());
   }
   c->state.store(res, std::memory_order_release);
   return res;

@@ -5,31 +5,12 @@
 #include <cstring>
 
 #include "comm.h"
+#include "device_scope.h"
 #include "errors.h"
 #include "registration.h"
 
 namespace purlin::shim {
 namespace {
-
-// Keeps the caller's current device: the real init must run on the communicator's GPU,
-// but an application's thread must not find its device changed behind its back.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    if (device < 0 || cudaGetDevice(&saved_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      saved_ = -1;
-      return;
-    }
-    if (saved_ != device) (void)cudaSetDevice(device);
-  }
-  ~DeviceScope() {
-    if (saved_ >= 0) (void)cudaSetDevice(saved_);
-  }
-
- private:
-  int saved_ = -1;
-};
 
 struct IdMessage {
   ncclResult_t status;
@@ -112,6 +93,10 @@ ncclResult_t issue_on_real(const Descriptor& d, ncclComm_t rc) {
       return call_real(fn, rn->Scatter, d.sendbuff, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
     case OpKind::kSend: return call_real(fn, rn->Send, d.sendbuff, d.count, d.type, d.root, rc, d.stream);
     case OpKind::kRecv: return call_real(fn, rn->Recv, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kAllGatherV:
+    case OpKind::kReduceScatterV:
+    case OpKind::kAllToAllV:
+      break;  // Purlin's own: the router never forwards them
   }
   return fail(ncclInternalError, fn, "unknown operation kind %d", static_cast<int>(d.kind));
 }

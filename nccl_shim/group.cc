@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "errors.h"
 #include "forward.h"
+#include "native.h"
 
 namespace purlin::shim {
 namespace {
@@ -20,7 +21,8 @@ struct PendingInit {
 struct GroupState {
   int depth = 0;
   std::vector<PendingInit> inits;
-  std::vector<Descriptor> ops;
+  std::vector<Descriptor> native_ops;
+  std::vector<Descriptor> ops;  // forwarded
 };
 
 thread_local GroupState t_group;
@@ -73,12 +75,24 @@ ncclResult_t issue_ops(std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   return res != ncclSuccess ? res : end;
 }
 
-ncclResult_t complete_group(std::vector<PendingInit> inits, std::vector<Descriptor> ops,
-                            ncclSimInfo_t* sim) {
+// Native kernels wait on peers only through device memory, so launching them before the
+// forwarded calls cannot block the host; a failure stops the group like a forwarded one.
+// A simulated end runs nothing: the real NCCL estimates its own calls only.
+ncclResult_t issue_native_ops(const std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
+  if (sim != nullptr) return ncclSuccess;
+  for (const Descriptor& d : ops) {
+    if (ncclResult_t r = issue_native(d); r != ncclSuccess) return r;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t complete_group(std::vector<PendingInit> inits, std::vector<Descriptor> native_ops,
+                            std::vector<Descriptor> ops, ncclSimInfo_t* sim) {
   std::vector<std::function<ncclResult_t()>> jobs;
   for (PendingInit& p : inits) jobs.push_back(std::move(p.job));
   ncclResult_t res = jobs.empty() ? ncclSuccess : run_concurrently(jobs);
   if (res != ncclSuccess) return res;
+  if (ncclResult_t r = issue_native_ops(native_ops, sim); r != ncclSuccess) return r;
   return issue_ops(ops, sim);
 }
 
@@ -96,6 +110,7 @@ ncclResult_t group_end(ncclSimInfo_t* sim) {
   if (t_group.depth == 0) return fail(ncclInvalidUsage, fn, "called without a matching ncclGroupStart");
   if (--t_group.depth > 0) return ncclSuccess;
   std::vector<PendingInit> inits = std::exchange(t_group.inits, {});
+  std::vector<Descriptor> native_ops = std::exchange(t_group.native_ops, {});
   std::vector<Descriptor> ops = std::exchange(t_group.ops, {});
 
   bool nonblocking = false;
@@ -103,12 +118,12 @@ ncclResult_t group_end(ncclSimInfo_t* sim) {
   if (nonblocking && sim == nullptr) {
     // NCCL's contract: the group returns ncclInProgress and the application polls each
     // communicator with ncclCommGetAsyncError. The init jobs publish their own state.
-    std::thread([inits = std::move(inits), ops = std::move(ops)]() mutable {
-      (void)complete_group(std::move(inits), std::move(ops), nullptr);
+    std::thread([inits = std::move(inits), native_ops = std::move(native_ops), ops = std::move(ops)]() mutable {
+      (void)complete_group(std::move(inits), std::move(native_ops), std::move(ops), nullptr);
     }).detach();
     return ncclInProgress;
   }
-  return complete_group(std::move(inits), std::move(ops), sim);
+  return complete_group(std::move(inits), std::move(native_ops), std::move(ops), sim);
 }
 
 ncclResult_t submit_init(ncclComm* c, InitJob job) {
@@ -124,6 +139,6 @@ ncclResult_t submit_init(ncclComm* c, InitJob job) {
   return run_concurrently(jobs);
 }
 
-void defer_op(const Descriptor& d) { t_group.ops.push_back(d); }
+void defer_op(const Descriptor& d, bool native) { (native ? t_group.native_ops : t_group.ops).push_back(d); }
 
 }  // namespace purlin::shim

@@ -26,7 +26,9 @@ ncclResult_t group_end(ncclSimInfo_t* sim);
 // returns ncclInProgress). Inside a group: records it for ncclGroupEnd.
 ncclResult_t submit_init(ncclComm* c, InitJob job);
 
-// Records a validated communication call for ncclGroupEnd.
-void defer_op(const Descriptor& d);
+// Records a validated (for `native`: prepared) communication call for ncclGroupEnd.
+// Native calls are issued first, in recorded order, each an independent kernel on its
+// stream; then the forwarded ones, inside one real-NCCL group.
+void defer_op(const Descriptor& d, bool native);
 
 }  // namespace purlin::shim

@@ -8,16 +8,16 @@
 #include <string>
 
 #include "descriptor.h"
+#include "route.h"
 
 struct ncclComm;
 
 namespace purlin::shim {
 
-enum class Route : uint8_t { kNative, kForward };
-
 ncclResult_t enqueue(const Descriptor& d);
 
-// The communicator-wide routing decision and its reason, for the INFO line at init.
+// The communicator-wide routing decision (route.h) for c's peers and PURLIN_NATIVE, with
+// its reason, taken once at init.
 Route comm_route(const ncclComm* c, std::string* reason);
 
 }  // namespace purlin::shim

@@ -259,7 +259,15 @@ class Engine {
                                const std::byte* src) {
     if (!drain_wait(0, k, c)) return Status::aborted;
     const Share sh = team_share(bytes, role.size, role.member);
-    be_.copy(slot(r_, c, 0, k) + sh.begin, src + sh.begin, sh.size);
+    if constexpr (kScalesAtStage<Op>) {
+      // A one-source PreMulSum is the scaled copy (datapath.h: kScalesAtStage).
+      const void** table = be_.source_table();
+      if (be_.leader()) table[0] = src + sh.begin;
+      be_.sync();
+      be_.template reduce<E, Op>(slot(r_, c, 0, k) + sh.begin, table, 1, sh.size, a_.op_arg);
+    } else {
+      be_.copy(slot(r_, c, 0, k) + sh.begin, src + sh.begin, sh.size);
+    }
     be_.sync();
     if (be_.leader() && arrive(CounterKind::stage, 0, k, c, role.size)) publish(0, k, c);
     return Status::ok;
@@ -283,7 +291,11 @@ class Engine {
       for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
            p += static_cast<std::size_t>(be_.lanes())) {
         const std::size_t at = sh.begin + p * kPacketPayload;
-        be_.put_packet(dst + p, detail::load_payload(src + at, sh.size - (at - sh.begin)), flag);
+        std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
+        if constexpr (kScalesAtStage<Op>) {
+          if (phase == 0) payload = scale_payload(payload);
+        }
+        be_.put_packet(dst + p, payload, flag);
       }
     }
     return Status::ok;
@@ -321,11 +333,24 @@ class Engine {
     return src;
   }
 
+  // The producer's PreMulSum scaling of one packet's elements (elements never straddle
+  // packets: shares start on 16-byte boundaries and element sizes divide 8). Bytes past the
+  // valid ones are scaled too and ignored by the consumer.
+  PURLIN_HD std::uint64_t scale_payload(std::uint64_t payload) const {
+    static_assert(kPacketPayload % es == 0);
+    const atom::Reducer<E, op::PreMulSum> r(1, a_.op_arg);
+    E v[kPacketPayload / es];
+    std::memcpy(static_cast<void*>(v), &payload, kPacketPayload);
+    for (std::size_t i = 0; i < kPacketPayload / es; ++i) v[i] = premultiply(v[i], r);
+    std::memcpy(&payload, v, kPacketPayload);
+    return payload;
+  }
+
   template <class Q>
   PURLIN_HD void combine(std::byte* dst, const void** table, int first, int last,
                          std::size_t bytes) const {
     if constexpr (Q::reduces) {
-      be_.template reduce<E, Op>(dst, table, last - first + 1, bytes, a_.op_arg);
+      be_.template reduce<E, ConsumeOp<Op>>(dst, table, last - first + 1, bytes, a_.op_arg);
     } else {
       be_.copy(dst, table[0], bytes);
     }

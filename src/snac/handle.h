@@ -123,4 +123,12 @@ struct Handle {
   PURLIN_HD constexpr CounterLayout counter_layout() const { return {ranks, slots}; }
 };
 
+// What the runtime gives a launch besides the handle: a way out and a place for the verdict.
+// Plain data, passed by value to the kernel.
+struct DeviceControl {
+  const volatile unsigned* abort = nullptr;  // host-mapped; nonzero makes every wait give up
+  unsigned* status = nullptr;                // first non-ok Status of any worker (0 = ok); host-mapped
+  std::uint64_t timeout_ns = 0;              // per wait; 0 waits until aborted
+};
+
 }  // namespace purlin::snac

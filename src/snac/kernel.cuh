@@ -1,9 +1,10 @@
 // The SNAC kernel: one CTA per worker of the plan, the Atom of the architecture being compiled
-// (atom::NativeAtom), the engine of engine.h. The runtime's launch bridge instantiates it from
-// one list (collective, element type, op) and launches
+// (atom::NativeAtom), the engine of engine.h. The launch bridge (src/launch) instantiates it
+// from one list (collective, element type, op) and launches
 //
-//   snac_kernel<C, E, Op, Cfg><<<plan.workers(), Cfg::threads, kernel_smem_bytes<Cfg>(ranks),
-//                               stream>>>(handle, plan, args, control);
+//   snac_kernel<C, E, Op, Cfg, Shapes><<<plan.workers(), Cfg::threads,
+//                                        kernel_smem_bytes<Cfg>(ranks), stream>>>(
+//       handle, plan, args, control, shapes);
 //
 // with every CTA co-resident (the policy's job), since workers wait on each other.
 #pragma once
@@ -23,10 +24,24 @@ constexpr std::size_t kernel_smem_bytes(int ranks) {
   return Cfg::workspace_bytes + static_cast<std::size_t>(ranks) * sizeof(void*);
 }
 
-template <class C, class E, class Op, class Cfg>
+// Where the partition tables of a V collective's shapes live on the device. A VariableShape
+// holds pointers; the launcher builds them over host arrays and passes the arrays themselves
+// by value in `Shapes`, so that a launch needs no device allocation and a CUDA graph records
+// the tables with the launch. attach(args) points the Args' shapes at the storage it is
+// called on (here: the kernel's own parameter). Fixed-shape collectives pass a storage whose
+// attach does nothing, so their parameter block stays small.
+template <class S, class C, class E>
+concept ShapeStorage = requires(const S& s, Args<C, E>& a) { s.attach(a); };
+
+template <class C, class E, class Op, class Cfg, class Shapes>
+  requires ShapeStorage<Shapes, C, E>
 __global__ void __launch_bounds__(Cfg::threads, 1)
-    snac_kernel(Handle handle, Plan plan, Args<C, E> args, DeviceControl control) {
+    snac_kernel(Handle handle, Plan plan, Args<C, E> args, DeviceControl control,
+                const __grid_constant__ Shapes shapes) {
   extern __shared__ __align__(128) unsigned char smem[];
+  // __grid_constant__ makes taking the parameter's address legal: no per-thread copy of the
+  // tables, and every thread reads the same parameter memory.
+  shapes.attach(args);
   auto** table = reinterpret_cast<const void**>(smem + Cfg::workspace_bytes);
   const DeviceBackend<atom::NativeAtom<Cfg>> be(smem, table, control);
   const Status s = run<C, E, Op>(be, handle, plan, args);

@@ -2,8 +2,11 @@
 // (or, for value-returning functions, a neutral value) with exactly one WARN line that
 // names the argument, and never crashes. Runs without a GPU and without a real NCCL.
 #include <gtest/gtest.h>
+
+#include "common/warn_lines.h"
 #include <nccl.h>
 #include <nccl_device.h>
+#include <purlin/purlin.h>
 
 #include <cstdint>
 #include <functional>
@@ -20,16 +23,7 @@ struct Case {
   const char* argument;   // text the WARN line must contain
 };
 
-int warn_lines(const std::string& err, std::string* first) {
-  std::istringstream in(err);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    if (line.find("Purlin WARN") == std::string::npos) continue;
-    if (n++ == 0) *first = line;
-  }
-  return n;
-}
+using purlin::test::warn_lines;
 
 class BadArguments : public ::testing::Test {
  protected:
@@ -70,6 +64,8 @@ std::vector<Case> BadArguments::cases() {
   static float scalar = 2.0f;
   static ncclDevComm_t dev_comm;
   static ncclDevCommRequirements_t reqs{};
+  static const size_t four[1] = {4}, three[1] = {3};
+  static int is_native;
   const auto inv = ncclInvalidArgument, use = ncclInvalidUsage;
   return {
       {"GetUniqueId null", [] { return ncclGetUniqueId(nullptr); }, inv, "uniqueId"},
@@ -162,6 +158,42 @@ std::vector<Case> BadArguments::cases() {
       {"Send null buff", [=] { return ncclSend(nullptr, 4, kT, 0, c, nullptr); }, inv, "sendbuff"},
       {"Recv bad peer", [=] { return ncclRecv(b, 4, kT, -2, c, nullptr); }, inv, "peer"},
       {"Recv bad type", [=] { return ncclRecv(b, 4, kBadT, 0, c, nullptr); }, inv, "datatype"},
+      {"AllGatherV null comm", [=] { return purlinAllGatherV(b, 4, b, four, nullptr, kT, nullptr, nullptr); }, inv,
+       "comm"},
+      {"AllGatherV dead comm", [=] { return purlinAllGatherV(b, 4, b, four, nullptr, kT, d, nullptr); }, inv, "comm"},
+      {"AllGatherV null recvcounts", [=] { return purlinAllGatherV(b, 4, b, nullptr, nullptr, kT, c, nullptr); }, inv,
+       "recvcounts"},
+      {"AllGatherV sendcount != recvcounts[rank]",
+       [=] { return purlinAllGatherV(b, 3, b, four, nullptr, kT, c, nullptr); }, inv, "sendcount 3"},
+      {"AllGatherV bad type", [=] { return purlinAllGatherV(b, 4, b, four, nullptr, kBadT, c, nullptr); }, inv,
+       "datatype"},
+      {"AllGatherV null recvbuff", [=] { return purlinAllGatherV(b, 4, nullptr, four, nullptr, kT, c, nullptr); }, inv,
+       "recvbuff"},
+      {"ReduceScatterV null sendcounts",
+       [=] { return purlinReduceScatterV(b, nullptr, nullptr, b, 4, kT, ncclSum, c, nullptr); }, inv, "sendcounts"},
+      {"ReduceScatterV recvcount != sendcounts[rank]",
+       [=] { return purlinReduceScatterV(b, four, nullptr, b, 3, kT, ncclSum, c, nullptr); }, inv, "recvcount 3"},
+      {"ReduceScatterV bad op", [=] { return purlinReduceScatterV(b, four, nullptr, b, 4, kT, kBadOp, c, nullptr); },
+       inv, "op"},
+      {"ReduceScatterV null sendbuff",
+       [=] { return purlinReduceScatterV(nullptr, four, nullptr, b, 4, kT, ncclSum, c, nullptr); }, inv, "sendbuff"},
+      {"AllToAllV null sendcounts",
+       [=] { return purlinAllToAllV(b, nullptr, nullptr, b + 8, four, nullptr, 4, kT, c, nullptr); }, inv,
+       "sendcounts"},
+      {"AllToAllV null recvcounts",
+       [=] { return purlinAllToAllV(b, four, nullptr, b + 8, nullptr, nullptr, 4, kT, c, nullptr); }, inv,
+       "recvcounts"},
+      {"AllToAllV maxcount < sendcounts entry",
+       [=] { return purlinAllToAllV(b, four, nullptr, b + 8, four, nullptr, 3, kT, c, nullptr); }, inv, "maxcount"},
+      {"AllToAllV in place", [=] { return purlinAllToAllV(b, three, nullptr, b, three, nullptr, 3, kT, c, nullptr); },
+       inv, "not in place"},
+      {"AllToAllV dead comm", [=] { return purlinAllToAllV(b, four, nullptr, b + 8, four, nullptr, 4, kT, d, nullptr); },
+       inv, "comm"},
+      {"CommIsNative null out", [=] { return purlinCommIsNative(c, nullptr); }, inv, "native"},
+      {"CommIsNative dead comm", [=] { return purlinCommIsNative(d, &is_native); }, inv, "comm"},
+      // CI communicators have no GPU: valid V calls are refused, not forwarded.
+      {"AllGatherV forwarded comm", [=] { return purlinAllGatherV(b, 4, b, four, nullptr, kT, c, nullptr); }, use,
+       "needs a native communicator"},
       {"GroupEnd without start", [] { return ncclGroupEnd(); }, use, "ncclGroupStart"},
       {"GroupSimulateEnd null", [] { return ncclGroupSimulateEnd(nullptr); }, inv, "simInfo"},
       {"DevCommCreate null reqs", [=] { return ncclDevCommCreate(c, nullptr, &dev_comm); }, inv, "reqs"},

@@ -1,6 +1,8 @@
 // Forwarding of collectives, point-to-point, groups and reduction operators: every call
 // reaches the real NCCL with its arguments intact, on the real communicator, and the real
 // library's result comes back (fixture and method: forwarding_fixture.h).
+#include <purlin/purlin.h>
+
 #include "forwarding_fixture.h"
 
 namespace forwarding {
@@ -228,6 +230,22 @@ TEST_F(Forwarding, PreMulSumOperatorIsTheRealOneThroughItsLife) {
   expect_on_real_comm(destroy, rc);
 }
 
+// NCCL ties a PreMulSum operator to its scalar's datatype; Purlin checks it at the call, so
+// a mismatch never reaches the real NCCL.
+TEST_F(Forwarding, PreMulSumOperatorOnlyServesItsDatatype) {
+  float scalar = 4.0f;
+  ncclRedOp_t op{};
+  ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comm_), ncclSuccess);
+  fake_.reset();
+  EXPECT_EQ(ncclAllReduce(g_send, g_recv, 8, ncclFloat64, op, comm_, stream(0x1018)), ncclInvalidArgument);
+  EXPECT_TRUE(calls().empty()) << calls()[0].line;
+  EXPECT_EQ(ncclAllReduce(g_send, g_recv, 8, ncclFloat32, op, comm_, stream(0x1018)), ncclSuccess);
+  EXPECT_EQ(fake_.calls_named("AllReduce").size(), 1u);
+  ASSERT_EQ(ncclRedOpDestroy(op, comm_), ncclSuccess);
+  EXPECT_EQ(ncclAllReduce(g_send, g_recv, 8, ncclFloat32, op, comm_, stream(0x1018)), ncclInvalidArgument)
+      << "a destroyed operator is unknown again";
+}
+
 TEST_F(Forwarding, PreMulSumCreationFailureComesBack) {
   double scalar = -0.75;
   ncclRedOp_t op{};
@@ -236,6 +254,25 @@ TEST_F(Forwarding, PreMulSumCreationFailureComesBack) {
   expect_args(last("RedOpCreatePreMulSum"), {{"scalar.value", "-0.75"}, {"datatype", str(ncclFloat64)}});
 }
 
+// ---- Purlin's own entry points ---------------------------------------------------------
+
+// A forwarded communicator (no GPU here) has no native path; the V collectives exist only
+// there and must never reach the real NCCL, which has no such calls.
+TEST_F(Forwarding, VCollectivesNeverReachTheRealNccl) {
+  make_real_comm();
+  int native = -1;
+  ASSERT_EQ(purlinCommIsNative(comm_, &native), ncclSuccess);
+  EXPECT_EQ(native, 0);
+  const size_t counts[1] = {16};
+  EXPECT_EQ(purlinAllGatherV(g_send, 16, g_recv, counts, nullptr, ncclInt8, comm_, stream(0x2001)), ncclInvalidUsage);
+  EXPECT_EQ(purlinReduceScatterV(g_send, counts, nullptr, g_recv, 16, ncclInt8, ncclSum, comm_, stream(0x2002)),
+            ncclInvalidUsage);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(purlinAllToAllV(g_send, counts, nullptr, g_recv, counts, nullptr, 16, ncclInt8, comm_, stream(0x2003)),
+            ncclInvalidUsage);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_TRUE(calls().empty()) << calls()[0].line;
+}
 
 // The real NCCL calls parts of its own public API internally (ncclCommGetAsyncError before
 // enqueueing, ncclCommRegister for windows, ncclBroadcast for ncclBcast). When PyTorch has

@@ -147,6 +147,9 @@ TEST_P(ReductionOps, AllReduce) {
   check(all_reduce<std::int32_t, op::Avg>(n(), 13), 3, false);
   check(all_reduce<std::uint8_t, op::Sum>(n(), 1201), 4, false);
   check(reduce_scatter<float, op::Min>(n(), 33), 5, true);
+  check(all_reduce_premul<__nv_bfloat16>(n(), 250), 6, false);
+  check(all_reduce_premul<double>(n(), 1201), 7, false);
+  check(reduce_scatter_premul<float>(n(), 33), 8, true);
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {

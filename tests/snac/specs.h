@@ -181,6 +181,63 @@ Spec<L::Reduce, E, Op> reduce(int n, std::size_t total, int root) {
   return s;
 }
 
+// PreMulSum: every rank scales its own contribution by its own scalar (NCCL's per-rank
+// ncclRedOpCreatePreMulSum), the product rounded to the element type, then the sum. Different
+// scalars per rank, so a protocol that applied one rank's scalar to every source would fail.
+template <class E>
+E premul_scalar(int rank) {
+  return ref_narrow<E>(static_cast<RefAcc<E>>(1.5 + 0.25 * rank));
+}
+
+template <class E>
+E ref_premultiply(E x, E scalar) {
+  return ref_narrow<E>(ref_widen(x) * ref_widen(scalar));
+}
+
+template <class E>
+Spec<L::AllReduce, E, op::PreMulSum> all_reduce_premul(int n, std::size_t total) {
+  auto s = whole_buffer<L::AllReduce, E, op::PreMulSum>(n, total, 0);
+  const auto args = s.args;
+  s.args = [=](int r) {
+    Args<L::AllReduce, E> a = args(r);
+    a.op_arg.scalar = premul_scalar<E>(r);
+    return a;
+  };
+  s.expect = [=](int, const auto& in, const Expected<E>& out) {
+    for (std::size_t i = 0; i < total; ++i) {
+      std::vector<E> xs;
+      for (int j = 0; j < n; ++j) xs.push_back(ref_premultiply(in[j][i], premul_scalar<E>(j)));
+      out.set(i, ref_reduce<E, op::Sum>(xs));
+    }
+  };
+  return s;
+}
+
+template <class E>
+Spec<L::ReduceScatter, E, op::PreMulSum> reduce_scatter_premul(int n, std::size_t c) {
+  Spec<L::ReduceScatter, E, op::PreMulSum> s;
+  const auto base = reduce_scatter<E, op::Sum>(n, c);
+  s.ranks = n;
+  s.in_elems = base.in_elems;
+  s.out_elems = base.out_elems;
+  s.in_place = base.in_place;
+  s.args = [=](int r) {
+    Args<L::ReduceScatter, E> a = base.args(r);
+    a.op_arg.scalar = premul_scalar<E>(r);
+    return a;
+  };
+  s.expect = [=](int r, const auto& in, const Expected<E>& out) {
+    for (std::size_t i = 0; i < c; ++i) {
+      std::vector<E> xs;
+      for (int j = 0; j < n; ++j) {
+        xs.push_back(ref_premultiply(in[j][r * c + i], premul_scalar<E>(j)));
+      }
+      out.set(i, ref_reduce<E, op::Sum>(xs));
+    }
+  };
+  return s;
+}
+
 // ---- V collectives: counts with zeros, displacements with gaps ----------------------------
 
 // Counts with zeros; `gaps` adds unused elements between partitions (explicit displacements),

@@ -1,0 +1,81 @@
+#include "native.h"
+
+#include <cuda_runtime.h>
+
+#include <optional>
+
+#include "comm.h"
+#include "device_scope.h"
+#include "errors.h"
+#include "native_call.h"
+
+namespace purlin::shim {
+
+namespace {
+
+// A buffer the kernel will touch must be reachable from the GPU. Ordinary host memory (a stack
+// array, malloc) is not, unless the platform lets GPUs use pageable memory (HMM/ATS); a kernel
+// touching it would fault and poison the whole CUDA context. One driver lookup per buffer; a
+// replayed CUDA graph pays nothing.
+ncclResult_t check_reachable(const char* fn, const char* name, const void* p, int device) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    attr.type = cudaMemoryTypeUnregistered;
+  }
+  if (attr.type != cudaMemoryTypeUnregistered) return ncclSuccess;
+  int pageable = 0;
+  if (cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    pageable = 0;
+  }
+  if (pageable != 0) return ncclSuccess;
+  return fail(ncclInvalidArgument, fn, "%s %p is host memory the GPU cannot reach (allocate it with cudaMalloc)",
+              name, p);
+}
+
+}  // namespace
+
+ncclResult_t prepare_native(Descriptor* d) {
+  const char* fn = op_kind_name(d->kind);
+  BufferUse use{};
+  if (buffer_use(*d, d->comm->rank, d->comm->nranks, &use)) {
+    if (use.reads_send && use.send_elems != 0) {
+      if (ncclResult_t r = check_reachable(fn, "sendbuff", d->sendbuff, d->comm->cuda_device); r != ncclSuccess)
+        return r;
+    }
+    if (use.writes_recv && use.recv_elems != 0) {
+      if (ncclResult_t r = check_reachable(fn, "recvbuff", d->recvbuff, d->comm->cuda_device); r != ncclSuccess)
+        return r;
+    }
+  }
+  // The protocol cannot serve it (a peer's pull of region k may land before this rank has
+  // staged its own partition k), and a private copy would cost a buffer of the call's
+  // size; NCCL does not document in-place AlltoAll either.
+  if (d->kind == OpKind::kAllToAll && d->count != 0 && d->sendbuff == d->recvbuff)
+    return fail(ncclInvalidUsage, fn, "in-place ncclAlltoAll (recvbuff == sendbuff) is not supported on the "
+                "native path; use distinct buffers");
+  // Only reductions carry an op other than ncclSum (api_*.cc), and validation accepted it.
+  if (static_cast<int>(d->op) >= ncclNumOps) {
+    std::optional<UserOp> op = d->comm->user_ops.find(d->op);
+    if (!op)  // destroyed by another thread since validation
+      return fail(ncclInvalidArgument, fn, "op %d is not created on this comm", static_cast<int>(d->op));
+    d->scalar_bits = op->scalar_bits;
+    d->scalar_device = op->scalar_device;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t issue_native(const Descriptor& d) {
+  const runtime::DeviceState* state = d.comm->native.get();
+  if (state == nullptr)  // finalized between the call and the end of its group
+    return fail(ncclInvalidUsage, op_kind_name(d.kind), "comm %p has no native state (finalized?)",
+                static_cast<const void*>(d.comm));
+  // One thread may drive several GPUs' communicators inside a group (nccl-tests -g N): the
+  // kernel must go to the communicator's device, whose stream the caller passed.
+  DeviceScope device(d.comm->cuda_device);
+  const launch::Call call = to_call(d);
+  return launch_result(op_kind_name(d.kind), launch::launch(state->handle(), state->control(), state->policy(), call));
+}
+
+}  // namespace purlin::shim

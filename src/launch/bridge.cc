@@ -1,0 +1,61 @@
+// The bridge's dispatch: a Call's runtime indices select one entry of the instance tables
+// (instances.h), whose host function converts, plans and launches.
+#include "launch/bridge.h"
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "launch/call.h"
+#include "launch/instances.h"
+
+namespace purlin::launch {
+namespace {
+
+using ReduceTableFn = const ReduceKernels& (*)();
+
+template <std::size_t... T>
+constexpr std::array<ReduceTableFn, sizeof...(T)> reduce_tables(std::index_sequence<T...>) {
+  return {&reduce_kernels<static_cast<int>(T)>...};
+}
+// Indexed by ncclDataType_t; each entry lives in its own translation unit.
+constexpr std::array<ReduceTableFn, kElementTypes> kReduceTables =
+    reduce_tables(std::make_index_sequence<kElementTypes>{});
+
+// The kernel for `call`, or the argument that names none.
+Result lookup(const Call& call, const Kernel*& kernel) {
+  const int c = static_cast<int>(call.collective);
+  if (c < 0 || c >= kCollectives) return {snac::Status::bad_argument, cudaSuccess, "collective"};
+  if (call.type < 0 || call.type >= kElementTypes) {
+    return {snac::Status::bad_argument, cudaSuccess, "type"};
+  }
+  kernel = find_kernel(call.collective, call.type, call.op);
+  if (kernel == nullptr) return {snac::Status::bad_argument, cudaSuccess, "op"};
+  return {};
+}
+
+}  // namespace
+
+const Kernel* find_kernel(Collective collective, int type, int op) {
+  const int c = static_cast<int>(collective);
+  if (c < 0 || c >= kCollectives || type < 0 || type >= kElementTypes) return nullptr;
+  const auto row = static_cast<std::size_t>(group_index(collective));
+  if (!reduces(collective)) return &copy_kernels().at[row];
+  if (op < 0 || op >= kReduceOps) return nullptr;
+  return &kReduceTables[static_cast<std::size_t>(type)]().at[row][static_cast<std::size_t>(op)];
+}
+
+Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
+              const snac::Policy& policy, const Call& call) {
+  const Kernel* kernel = nullptr;
+  if (Result r = lookup(call, kernel); !r.ok()) return r;
+  return kernel->launch(handle, control, policy, call);
+}
+
+int workers(const snac::Handle& handle, const snac::Policy& policy, const Call& call) {
+  const Kernel* kernel = nullptr;
+  if (!lookup(call, kernel).ok()) return 0;
+  return kernel->workers(handle, policy, call);
+}
+
+}  // namespace purlin::launch

@@ -1,0 +1,128 @@
+// The device half of the bridge: the host function that launches one snac_kernel instance, and
+// the builders of the tables instances.h declares. Included only by the kernel translation
+// units (reduce_instances_<T>.cu, copy_instances.cu); everything else sees instances.h.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "atom/config.h"
+#include "atom/types.h"
+#include "launch/args.h"
+#include "launch/bridge.h"
+#include "launch/instances.h"
+#include "snac/kernel.cuh"
+
+namespace purlin::launch {
+
+// The Atom configuration of a collective's kernel, measured on one H200 (perf/atom, results
+// h200-20261202, 64 CTAs): copies keep the paper's point (256 threads, 8 x 16 KiB stages);
+// reductions take 3 x 64 KiB stages, which gave 8 bf16 sources 52% of the HBM limit against 22%
+// with 8 x 16 KiB (each source gets stage_bytes / n of a slot, so small stages starve a
+// many-source reduce). 256 threads in both keeps the register budget the engine was built for.
+using CopyConfig = atom::DefaultConfig;
+using ReduceConfig = atom::Config<256, 3, 65536>;
+template <class C>
+using KernelConfig = std::conditional_t<C::reduces, ReduceConfig, CopyConfig>;
+
+// Dynamic shared memory a kernel is allowed: enough for the largest communicator, so that the
+// attribute is set once per (kernel, device) rather than per communicator size.
+template <class C>
+inline constexpr std::size_t kMaxSmemBytes = snac::kernel_smem_bytes<KernelConfig<C>>(kMaxRanks);
+
+// The devices on which one kernel already has its shared-memory attribute. Function attributes
+// belong to a device's context, so a process driving several GPUs sets them on each. Two
+// threads racing on a device both set it, which is harmless; devices past 63 set it every time.
+class DeviceSet {
+ public:
+  bool contains(int device) const {
+    return device >= 0 && device < 64 && (bits_.load(std::memory_order_acquire) >> device & 1u);
+  }
+  void insert(int device) {
+    if (device >= 0 && device < 64) {
+      bits_.fetch_or(std::uint64_t{1} << device, std::memory_order_release);
+    }
+  }
+
+ private:
+  std::atomic<std::uint64_t> bits_{0};
+};
+
+template <class C, class E, class Op>
+inline constexpr auto kKernel = &snac::snac_kernel<C, E, Op, KernelConfig<C>, ShapeTables<C>>;
+
+template <class C, class E, class Op>
+Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
+                     const snac::Policy& policy, const Call& call) {
+  static_assert(sizeof(snac::Handle) + sizeof(snac::Plan) + sizeof(snac::Args<C, E>) +
+                        sizeof(snac::DeviceControl) + sizeof(ShapeTables<C>) + 64 <=
+                    4096,
+                "kernel parameters must stay inside the classic 4 KiB block");
+  Prepared<C, E> p;
+  if (Result r = prepare<C, E, Op>(h, policy, call, p); !r.ok()) return r;
+
+  static DeviceSet configured;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
+    return {snac::Status::ok, e, "cudaGetDevice"};
+  }
+  if (!configured.contains(device)) {
+    // Legal during stream capture: it is not a stream operation.
+    const cudaError_t e =
+        cudaFuncSetAttribute(kKernel<C, E, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kMaxSmemBytes<C>));
+    if (e != cudaSuccess) return {snac::Status::ok, e, "cudaFuncSetAttribute"};
+    configured.insert(device);
+  }
+
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(p.plan.workers()));
+  config.blockDim = dim3(static_cast<unsigned>(KernelConfig<C>::threads));
+  config.dynamicSmemBytes = snac::kernel_smem_bytes<KernelConfig<C>>(h.ranks);
+  config.stream = call.stream;
+  const cudaError_t e =
+      cudaLaunchKernelEx(&config, kKernel<C, E, Op>, h, p.plan, p.args, control, p.tables);
+  return {snac::Status::ok, e, e == cudaSuccess ? "" : "kernel launch"};
+}
+
+template <class C, class E, class Op>
+Kernel kernel_entry() {
+  return {&launch_kernel<C, E, Op>,
+          &planned_workers<C, E, Op>,
+          reinterpret_cast<const void*>(kKernel<C, E, Op>),
+          collective_of<C>(),
+          static_cast<int>(sizeof(E)),
+          C::reduces ? index_of<Op>(atom::ReduceOps{}) : -1};
+}
+
+template <int Type, std::size_t... I>
+ReduceKernels make_reduce_kernels(std::index_sequence<I...>) {
+  using E = TypeAtT<Type, atom::ElementTypes>;
+  ReduceKernels t{};
+  ((t.at[I / kReduceOps][I % kReduceOps] =
+        kernel_entry<TypeAtT<static_cast<int>(I / kReduceOps), ReduceCollectives>, E,
+                     TypeAtT<static_cast<int>(I % kReduceOps), atom::ReduceOps>>()),
+   ...);
+  return t;
+}
+
+template <int Type>
+const ReduceKernels& reduce_kernels() {
+  static const ReduceKernels table =
+      make_reduce_kernels<Type>(std::make_index_sequence<kReduceCollectives * kReduceOps>{});
+  return table;
+}
+
+template <std::size_t... I>
+CopyKernels make_copy_kernels(std::index_sequence<I...>) {
+  // The op is irrelevant to a copy; Sum fills the template slot.
+  return {{kernel_entry<TypeAtT<static_cast<int>(I), CopyCollectives>, CopyElement,
+                        atom::op::Sum>()...}};
+}
+
+}  // namespace purlin::launch

@@ -1,0 +1,82 @@
+// The environment's overrides of the table (policy.h lists the variables). A value that does
+// not parse or is out of range is reported once and ignored, so a typo never silently turns
+// into a zero chunk or an empty role group.
+#include <charconv>
+#include <cstdint>
+#include <string>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "policy/policy.h"
+
+namespace purlin::policy {
+namespace {
+
+constexpr int kMaxWorkers = 1024;  // more CTAs than any GPU has SMs: surely a typo
+
+// Byte count from `name`, kept in `value` unless set, an integer, and >= `min`.
+void override_bytes(const char* name, std::int64_t min, std::size_t& value) {
+  // A malformed value comes back as the fallback, with get_int's WARN.
+  const std::int64_t v = env::get_int(name, static_cast<std::int64_t>(value));
+  if (v < min) {
+    PURLIN_WARN("%s=%lld: must be at least %lld; keeping %zu", name, static_cast<long long>(v),
+                static_cast<long long>(min), value);
+    return;
+  }
+  value = static_cast<std::size_t>(v);
+}
+
+void override_roles(const char* name, snac::Roles& roles) {
+  const std::string text = env::get_string(name);
+  if (text.empty()) return;
+  if (const auto parsed = parse_roles(text)) {
+    roles = *parsed;
+    return;
+  }
+  PURLIN_WARN(
+      "%s=%s: expected \"stagers,consumers,finishers[,team]\", each >= 1, groups multiples of "
+      "team, at most %d in all; keeping %d,%d,%d,%d",
+      name, text.c_str(), kMaxWorkers, roles.stagers, roles.consumers, roles.finishers,
+      roles.team);
+}
+
+}  // namespace
+
+std::optional<snac::Roles> parse_roles(std::string_view text) {
+  int v[4] = {0, 0, 0, 1};
+  int n = 0;
+  const char* p = text.data();
+  const char* const end = text.data() + text.size();
+  while (true) {
+    if (n == 4) return std::nullopt;
+    const auto [next, ec] = std::from_chars(p, end, v[n]);
+    if (ec != std::errc() || next == p) return std::nullopt;
+    ++n;
+    p = next;
+    if (p == end) break;
+    if (*p != ',') return std::nullopt;
+    ++p;
+  }
+  if (n < 3) return std::nullopt;
+  const snac::Roles r{v[0], v[1], v[2], v[3]};
+  if (r.team < 1 || r.stagers < 1 || r.consumers < 1 || r.finishers < 1) return std::nullopt;
+  if (r.stagers % r.team != 0 || r.consumers % r.team != 0 || r.finishers % r.team != 0) {
+    return std::nullopt;
+  }
+  if (static_cast<long long>(r.stagers) + r.consumers + r.finishers > kMaxWorkers) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+snac::Policy apply_env(snac::Policy p) {
+  // 16 bytes: one packet, and the grain of a team member's share of a chunk (plan.h).
+  override_bytes("PURLIN_CHUNK_BYTES", 16, p.chunk_bytes);
+  override_bytes("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
+  override_bytes("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
+  override_roles("PURLIN_ROLES", p.throughput);
+  override_roles("PURLIN_LATENCY_ROLES", p.latency);
+  return p;
+}
+
+}  // namespace purlin::policy

@@ -1,0 +1,63 @@
+// Codesign policy selection (DESIGN §4): which snac::Policy a communicator runs with, from the
+// compiled-in table (table.h), the environment's overrides, and the co-residency constraint of
+// ranks that share one GPU.
+//
+// Every worker of a SNAC launch waits on workers of other ranks, so every CTA of every rank on
+// a GPU must be resident at once or the launch can deadlock. The SNAC kernel takes
+// atom::DefaultConfig::workspace_bytes + 8 x ranks of dynamic shared memory (~128.5 KiB), more
+// than half of any target's per-SM shared memory (164 KiB A100, 228 KiB H100/H200/B200), so one
+// CTA per SM: the workers of all ranks on a GPU must fit its SM count.
+//
+// Environment (read by select(); a malformed or out-of-range value logs a WARN and the table
+// value stays):
+//   PURLIN_CHUNK_BYTES         throughput chunk, >= 16
+//   PURLIN_PACKET_CHUNK_BYTES  latency chunk, >= 16
+//   PURLIN_LATENCY_MAX_BYTES   regime crossover, >= 0; 0 forces the throughput regime
+//   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
+//   PURLIN_LATENCY_ROLES       the same for the latency regime
+// Overridden roles are still clamped for co-residency.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "snac/policy.h"
+
+namespace purlin::policy {
+
+// What the choice depends on. Every rank of a communicator must select from the same facts
+// (runtime agrees on them: smallest SM count, largest ranks_on_gpu), because every rank must
+// derive the same plan.
+struct Facts {
+  int sm_major = 9;       // compute capability major version
+  int sm_count = 132;     // multiprocessors of the GPU
+  int ranks = 1;          // communicator size
+  int ranks_on_gpu = 1;   // ranks (this one included) that drive the same GPU
+};
+
+// The table's policy for an architecture, before overrides and clamping.
+snac::Policy table_policy(int sm_major);
+
+// `p` with the environment's overrides applied.
+snac::Policy apply_env(snac::Policy p);
+
+// `p` with each regime's roles scaled down (every group >= 1, team 1 when scaled) until
+// workers x ranks_on_gpu fits sm_count. When even one CTA per group does not fit, the roles
+// end at {1, 1, 1, 1} and coresident() reports false.
+snac::Policy fit_coresident(snac::Policy p, const Facts& facts);
+
+// fit_coresident(apply_env(table_policy(sm_major))).
+snac::Policy select(const Facts& facts);
+
+// The most workers (CTAs) one launch of `p` may use: all three role groups of a composition,
+// in the larger regime. A communicator needs at least this many epoch slots.
+int max_workers(const snac::Policy& p);
+
+// True when every rank on the GPU can have max_workers(p) CTAs resident at once.
+bool coresident(const snac::Policy& p, const Facts& facts);
+
+// "stagers,consumers,finishers[,team]" (team defaults to 1). Empty when malformed, when a
+// group is < 1, when a group is not a multiple of team, or when the total exceeds 1024.
+std::optional<snac::Roles> parse_roles(std::string_view text);
+
+}  // namespace purlin::policy

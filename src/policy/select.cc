@@ -1,0 +1,74 @@
+#include <algorithm>
+#include <cstddef>
+
+#include "atom/config.h"
+#include "policy/policy.h"
+#include "policy/table.h"
+
+namespace purlin::policy {
+namespace {
+
+// The co-residency budget assumes one SNAC CTA per SM. That holds while two CTAs' dynamic
+// shared memory exceeds what any target SM offers (228 KiB on H100/H200/B200), even for the
+// smallest communicator; a smaller Atom workspace would allow two and must revisit this.
+constexpr std::size_t kLargestSmemPerSm = 228 * 1024;
+static_assert(2 * (atom::DefaultConfig::workspace_bytes + 2 * sizeof(void*)) > kLargestSmemPerSm,
+              "one SNAC CTA per SM no longer holds; the co-residency budget must count CTAs");
+
+// Workers of a launch that uses all three role groups (a composition).
+int workers(const snac::Roles& r) { return r.stagers + r.consumers + r.finishers; }
+
+// Shrinks the largest group by one CTA until the total fits. Largest first keeps the groups'
+// proportions; on ties consumers go last, since they carry the NVLink pulls.
+void shrink_to(snac::Roles& r, int budget) {
+  if (workers(r) <= budget) return;
+  // A team > 1 needs groups in multiples of it; single-CTA steps need team 1.
+  r.team = 1;
+  while (workers(r) > budget) {
+    int* order[] = {&r.stagers, &r.finishers, &r.consumers};
+    int* largest = nullptr;
+    for (int* g : order) {
+      if (*g > 1 && (largest == nullptr || *g > *largest)) largest = g;
+    }
+    if (largest == nullptr) return;  // {1, 1, 1}: nothing left to give
+    --*largest;
+  }
+}
+
+}  // namespace
+
+snac::Policy table_policy(int sm_major) {
+  const Row& row = row_for(sm_major);
+  snac::Policy p;
+  p.chunk_bytes = row.chunk_bytes;
+  p.packet_chunk_bytes = row.packet_chunk_bytes;
+  p.latency_max_bytes = row.latency_max_bytes;
+  p.throughput = row.throughput;
+  p.latency = row.latency;
+  return p;
+}
+
+snac::Policy fit_coresident(snac::Policy p, const Facts& facts) {
+  // Unknown SM count: nothing to fit against (coresident() reports false).
+  if (facts.sm_count <= 0) return p;
+  const int budget = facts.sm_count / std::max(1, facts.ranks_on_gpu);
+  shrink_to(p.throughput, budget);
+  shrink_to(p.latency, budget);
+  return p;
+}
+
+snac::Policy select(const Facts& facts) {
+  return fit_coresident(apply_env(table_policy(facts.sm_major)), facts);
+}
+
+int max_workers(const snac::Policy& p) {
+  return std::max(workers(p.throughput), workers(p.latency));
+}
+
+bool coresident(const snac::Policy& p, const Facts& facts) {
+  if (facts.sm_count <= 0) return false;
+  return static_cast<long long>(max_workers(p)) * std::max(1, facts.ranks_on_gpu) <=
+         facts.sm_count;
+}
+
+}  // namespace purlin::policy

@@ -1,0 +1,72 @@
+// The compiled-in tuning table (DESIGN §4): one row per GPU generation, each value with the
+// measurement or the arithmetic that justified it. Figures are the paper's (DESIGN §4 table):
+// link rate R per direction, NVLink round trip, bandwidth-delay product, Atom::copy pull rate.
+// Bytes in flight on the throughput path = consumer CTAs x chunk bytes; the target is at
+// least the link's bandwidth-delay product.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "snac/policy.h"
+
+namespace purlin::policy {
+
+struct Row {
+  int sm_major = 0;  // compute capability major; applies up to the next row's
+  std::size_t chunk_bytes = 0;
+  std::size_t packet_chunk_bytes = 0;
+  std::size_t latency_max_bytes = 0;
+  snac::Roles throughput{};
+  snac::Roles latency{};
+};
+
+inline constexpr std::size_t kKiB = 1024;
+
+// Rows in increasing sm_major. A GPU older than the first row uses the first row; a newer one
+// the last row at or below it (sm_120 takes the sm_100 row, then the co-residency clamp in
+// select() fits the roles to its SM count).
+inline constexpr std::array<Row, 3> kTable{{
+    // A100 (sm_80): R 300 GB/s, RTT 2.2 us, BDP 512 KiB; pull 264 GB/s with 8 CTAs.
+    //  chunk 128 KiB: one Atom pipeline window (8 stages x 16 KiB), so 4 consumers put exactly
+    //    the 512 KiB BDP in flight and the pipeline fill before the first pull is half H200's.
+    //  packet chunk 4 KiB: two packets per thread of a 256-thread CTA (as on H200).
+    //  crossover 64 KiB: not measured on A100; 64 KiB of extra packet bytes at 300 GB/s cost
+    //    ~0.2 us, still under the ~0.7 us push saved on H200 at a similar RTT.
+    //  roles: 8 CTAs pulled 264 GB/s, so 2 stagers + 4 consumers + 2 finishers = 8 workers.
+    {8, 128 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}},
+    // H200 (sm_90): R 450 GB/s, RTT 2.1 us, BDP 1 MiB; pull 372 GB/s with 8 CTAs.
+    //  chunk 256 KiB: two pipeline windows, 4 consumers x 256 KiB = the 1 MiB BDP in flight.
+    //  crossover 64 KiB: push 1.4 us vs pull 2.1 us median; 64 KiB of extra wire bytes at
+    //    450 GB/s (~0.15 us) keep most of the 0.7 us saving. 64 KiB also equals the default
+    //    packet buffer (runtime DeviceStateConfig), so the latency regime is reachable.
+    //  roles: 8 CTAs reached 372 GB/s; consumers outnumber stagers because a pull crosses
+    //    NVLink and a stage does not; latency has no drain traffic, so it is balanced.
+    //  These are snac::Policy's defaults (policy_test checks they agree).
+    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}},
+    // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
+    //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow
+    //    with them so the 16 CTAs that reached 761 GB/s all work (4 + 8 + 4).
+    //  crossover 64 KiB: not measured on B200; the extra wire time only shrinks at 900 GB/s,
+    //    and a larger value would exceed the default packet buffer and never apply.
+    {10, 256 * kKiB, 4 * kKiB, 64 * kKiB, {4, 8, 4, 1}, {2, 2, 2, 1}},
+}};
+
+constexpr bool rows_in_order() {
+  for (std::size_t i = 1; i < kTable.size(); ++i) {
+    if (kTable[i - 1].sm_major >= kTable[i].sm_major) return false;
+  }
+  return true;
+}
+static_assert(rows_in_order(), "row_for() takes the last row at or below sm_major");
+
+// The row for a compute capability major version.
+constexpr const Row& row_for(int sm_major) {
+  const Row* best = &kTable[0];
+  for (const Row& r : kTable) {
+    if (r.sm_major <= sm_major) best = &r;
+  }
+  return *best;
+}
+
+}  // namespace purlin::policy

@@ -1,0 +1,428 @@
+// DeviceState: allocation, exchange and mapping of a communicator's SNAC memory.
+//
+// Creation is collective and ends with the same verdict on every rank: each rank joins both
+// exchanges even after a local failure (with ok = 0), so a rank that cannot allocate makes the
+// others fail promptly instead of leaving them in the bootstrap until its timeout.
+//   1. allocate and zero the peer-visible block, export it, query the GPU's facts
+//   2. exchange PeerRecords; check everyone succeeded and agrees on the geometry
+//   3. select the policy from the agreed facts; allocate and zero the rank-local words and the
+//      host-mapped control words; map every peer's block; publish the peer pointer tables
+//   4. exchange verdicts (success and the policy, which every rank's plans derive from)
+#include "runtime/device_state.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+#include "base/log.h"
+#include "policy/policy.h"
+#include "runtime/communicator.h"
+#include "runtime/cuda_check.h"
+#include "runtime/device_layout.h"
+#include "runtime/peer_memory.h"
+
+namespace purlin::runtime {
+namespace {
+
+// The host-mapped launch control: abort and status on separate 64-byte lines, so the host's
+// abort store and a kernel's status update never contend for one line.
+struct ControlWords {
+  unsigned abort;
+  unsigned pad0[15];
+  unsigned status;
+  unsigned pad1[15];
+};
+
+// The second exchange: whether the rank finished setting up, and the policy it selected. Every
+// rank plans every launch from its own policy, so all of them must be equal (a PURLIN_ROLES set
+// in one process only would otherwise derail the protocol instead of failing here).
+struct Verdict {
+  std::int32_t ok = 0;
+  std::int32_t roles[8] = {};
+  std::int32_t reserved = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::uint64_t packet_chunk_bytes = 0;
+  std::uint64_t latency_max_bytes = 0;
+
+  static Verdict of(bool ok, const snac::Policy& p) {
+    Verdict v;
+    v.ok = ok ? 1 : 0;
+    const snac::Roles* rs[] = {&p.throughput, &p.latency};
+    for (int i = 0; i < 2; ++i) {
+      v.roles[4 * i + 0] = rs[i]->stagers;
+      v.roles[4 * i + 1] = rs[i]->consumers;
+      v.roles[4 * i + 2] = rs[i]->finishers;
+      v.roles[4 * i + 3] = rs[i]->team;
+    }
+    v.chunk_bytes = p.chunk_bytes;
+    v.packet_chunk_bytes = p.packet_chunk_bytes;
+    v.latency_max_bytes = p.latency_max_bytes;
+    return v;
+  }
+  bool same_policy(const Verdict& o) const {
+    return std::equal(roles, roles + 8, o.roles) && chunk_bytes == o.chunk_bytes &&
+           packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes;
+  }
+};
+
+// The most constraining facts over all ranks, so that every rank selects the same policy and
+// the co-residency budget holds on the most crowded GPU.
+policy::Facts agreed_facts(const std::vector<PeerRecord>& records) {
+  policy::Facts f{records[0].sm_major, records[0].sm_count, static_cast<int>(records.size()),
+                  records[0].ranks_on_gpu};
+  for (const PeerRecord& r : records) {
+    f.sm_major = std::min<int>(f.sm_major, r.sm_major);
+    f.sm_count = std::min<int>(f.sm_count, r.sm_count);
+    f.ranks_on_gpu = std::max<int>(f.ranks_on_gpu, r.ranks_on_gpu);
+  }
+  return f;
+}
+
+ncclResult_t check_records(const std::vector<PeerRecord>& records, int rank) {
+  const PeerRecord& me = records[rank];
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    if (records[r].ok == 0) {
+      PURLIN_WARN("rank %d: rank %zu failed to set up its SNAC device state", rank, r);
+      return ncclRemoteError;
+    }
+  }
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const PeerRecord& p = records[r];
+    if (p.staging_bytes != me.staging_bytes || p.packet_capacity != me.packet_capacity ||
+        p.slots != me.slots) {
+      PURLIN_WARN(
+          "rank %d: rank %zu has staging %llu B, %llu packets, %u slots; this rank %llu B, "
+          "%llu packets, %u slots: set PURLIN_STAGING_BYTES and PURLIN_PACKET_BYTES alike on "
+          "every rank",
+          rank, r, static_cast<unsigned long long>(p.staging_bytes),
+          static_cast<unsigned long long>(p.packet_capacity), p.slots,
+          static_cast<unsigned long long>(me.staging_bytes),
+          static_cast<unsigned long long>(me.packet_capacity), me.slots);
+      return ncclInvalidUsage;
+    }
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
+  for (std::size_t r = 0; r < verdicts.size(); ++r) {
+    if (verdicts[r].ok == 0) {
+      PURLIN_WARN("rank %d: rank %zu failed to map its peers' SNAC memory", rank, r);
+      return ncclRemoteError;
+    }
+  }
+  for (std::size_t r = 0; r < verdicts.size(); ++r) {
+    if (!verdicts[r].same_policy(verdicts[rank])) {
+      PURLIN_WARN(
+          "rank %d: rank %zu selected another SNAC policy: set PURLIN_CHUNK_BYTES, "
+          "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES and "
+          "PURLIN_LATENCY_ROLES alike on every rank",
+          rank, r);
+      return ncclInvalidUsage;
+    }
+  }
+  return ncclSuccess;
+}
+
+snac::Status to_status(unsigned word) {
+  // too_many_workers is the last enumerator of snac::Status.
+  if (word <= static_cast<unsigned>(snac::Status::too_many_workers)) {
+    return static_cast<snac::Status>(word);
+  }
+  return snac::Status::aborted;  // not a Status a kernel writes: treat the launch as failed
+}
+
+}  // namespace
+
+struct DeviceState::Impl {
+  int rank = 0;
+  int device = -1;
+  DeviceStateConfig config{};
+  snac::Policy policy{};
+  snac::Handle handle{};
+  snac::DeviceControl control{};
+  PeerBlockLayout peer_layout{};
+  LocalBlockLayout local_layout{};
+
+  cudaStream_t init_stream = nullptr;  // creation's copies; private, so it waits on nothing else
+  std::byte* peer_block = nullptr;
+  std::byte* local_block = nullptr;
+  void** peer_tables = nullptr;  // staging[ranks], signals[ranks], packets[ranks]
+  ControlWords* words = nullptr;  // host view of the control words
+  PeerMappings peers;
+  std::size_t device_bytes = 0;
+
+  ncclResult_t prepare(Communicator& comm, PeerRecord& mine);
+  ncclResult_t allocate_local(int ranks);
+  ncclResult_t publish_tables(int ranks);
+  ncclResult_t finish_init();
+  void report(int ranks) const;
+  void release();
+};
+
+// Step 1: everything this rank can do alone before the first exchange.
+ncclResult_t DeviceState::Impl::prepare(Communicator& comm, PeerRecord& mine) {
+  const int ranks = comm.size();
+  mine.token = process_token();
+  mine.device = device;
+  mine.staging_bytes = config.staging_bytes;
+  mine.packet_capacity = packet_capacity(config.packet_bytes);
+  mine.slots = config.slots;
+  mine.ranks_on_gpu = comm.ranks_on_my_gpu();
+  if (device < 0) {
+    PURLIN_WARN("rank %d: no GPU; the SNAC device state needs one per rank", rank);
+    return ncclInvalidUsage;
+  }
+  if (config.staging_bytes < 512 || config.slots < 1 || config.epoch_slots < 1) {
+    PURLIN_WARN("rank %d: bad DeviceStateConfig: staging_bytes %zu (>= 512), slots %u (>= 1), "
+                "epoch_slots %d (>= 1)",
+                rank, config.staging_bytes, config.slots, config.epoch_slots);
+    return ncclInvalidArgument;
+  }
+  if (cuda_failed(cudaDeviceGetAttribute(&mine.sm_major, cudaDevAttrComputeCapabilityMajor,
+                                         device),
+                  rank, "cudaDeviceGetAttribute(ComputeCapabilityMajor)") ||
+      cuda_failed(cudaDeviceGetAttribute(&mine.sm_count, cudaDevAttrMultiProcessorCount, device),
+                  rank, "cudaDeviceGetAttribute(MultiProcessorCount)") ||
+      cuda_failed(cudaStreamCreateWithFlags(&init_stream, cudaStreamNonBlocking), rank,
+                  "cudaStreamCreateWithFlags")) {
+    return ncclUnhandledCudaError;
+  }
+
+  peer_layout = PeerBlockLayout::make(ranks, config.staging_bytes, config.slots,
+                                      static_cast<std::size_t>(mine.packet_capacity));
+  void* block = nullptr;
+  if (cuda_failed(cudaMalloc(&block, peer_layout.bytes), rank, "cudaMalloc(peer-visible block)")) {
+    return ncclUnhandledCudaError;
+  }
+  peer_block = static_cast<std::byte*>(block);
+  device_bytes += peer_layout.bytes;
+  // Zero before anyone can see the block: a peer's first wait must not read garbage as a flag.
+  if (cuda_failed(cudaMemsetAsync(peer_block, 0, peer_layout.bytes, init_stream), rank,
+                  "cudaMemsetAsync(peer-visible block)") ||
+      cuda_failed(cudaStreamSynchronize(init_stream), rank, "cudaStreamSynchronize")) {
+    return ncclUnhandledCudaError;
+  }
+  mine.block = reinterpret_cast<std::uintptr_t>(peer_block);
+  // Only peers in other processes need the IPC handle; a platform without CUDA IPC still
+  // serves communicators within one process, so a failure here is reported by whoever needs it.
+  const cudaError_t exported = cudaIpcGetMemHandle(&mine.ipc, peer_block);
+  if (exported == cudaSuccess) {
+    mine.exported = 1;
+  } else {
+    (void)cudaGetLastError();
+    PURLIN_INFO("rank %d: cudaIpcGetMemHandle failed (%s): only same-process peers can map "
+                "this rank's memory",
+                rank, cudaGetErrorName(exported));
+  }
+  return ncclSuccess;
+}
+
+// Step 3a: the rank-local words and the control words.
+ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
+  local_layout = LocalBlockLayout::make(ranks, config.slots, handle.packet_capacity,
+                                        handle.epoch_slots);
+  void* block = nullptr;
+  if (cuda_failed(cudaMalloc(&block, local_layout.bytes), rank, "cudaMalloc(rank-local words)")) {
+    return ncclUnhandledCudaError;
+  }
+  local_block = static_cast<std::byte*>(block);
+  device_bytes += local_layout.bytes;
+  if (cuda_failed(cudaMemsetAsync(local_block, 0, local_layout.bytes, init_stream), rank,
+                  "cudaMemsetAsync(rank-local words)")) {
+    return ncclUnhandledCudaError;
+  }
+
+  // Portable: ranks of one process may drive other GPUs and still abort through this word.
+  void* host = nullptr;
+  if (cuda_failed(cudaHostAlloc(&host, sizeof(ControlWords),
+                                cudaHostAllocMapped | cudaHostAllocPortable),
+                  rank, "cudaHostAlloc(control words)")) {
+    return ncclUnhandledCudaError;
+  }
+  words = new (host) ControlWords{};
+  void* dev = nullptr;
+  if (cuda_failed(cudaHostGetDevicePointer(&dev, host, 0), rank, "cudaHostGetDevicePointer")) {
+    return ncclUnhandledCudaError;
+  }
+  auto* dev_words = static_cast<ControlWords*>(dev);
+  control.abort = &dev_words->abort;
+  control.status = &dev_words->status;
+  control.timeout_ns = config.timeout_ns;
+
+  handle.epochs = reinterpret_cast<snac::Epoch*>(local_block + local_layout.epochs.offset);
+  handle.counters = reinterpret_cast<std::uint64_t*>(local_block + local_layout.counters.offset);
+  handle.scratch = local_block + local_layout.scratch.offset;
+  return ncclSuccess;
+}
+
+// Step 3c: the device arrays of peer pointers the handle indexes by rank.
+ncclResult_t DeviceState::Impl::publish_tables(int ranks) {
+  const auto n = static_cast<std::size_t>(ranks);
+  std::vector<void*> table(3 * n);
+  const std::vector<std::byte*>& bases = peers.bases();
+  for (std::size_t r = 0; r < n; ++r) {
+    table[r] = bases[r] + peer_layout.staging.offset;
+    table[n + r] = bases[r] + peer_layout.signals.offset;
+    table[2 * n + r] = bases[r] + peer_layout.packets.offset;
+  }
+  const std::size_t bytes = table.size() * sizeof(void*);
+  void* dev = nullptr;
+  if (cuda_failed(cudaMalloc(&dev, bytes), rank, "cudaMalloc(peer pointer tables)")) {
+    return ncclUnhandledCudaError;
+  }
+  peer_tables = static_cast<void**>(dev);
+  device_bytes += bytes;
+  if (cuda_failed(cudaMemcpyAsync(peer_tables, table.data(), bytes, cudaMemcpyHostToDevice,
+                                  init_stream),
+                  rank, "cudaMemcpyAsync(peer pointer tables)")) {
+    return ncclUnhandledCudaError;
+  }
+  handle.staging = reinterpret_cast<std::byte* const*>(peer_tables);
+  handle.signals = reinterpret_cast<snac::Flag* const*>(peer_tables + n);
+  handle.packets = reinterpret_cast<snac::Packet* const*>(peer_tables + 2 * n);
+  return ncclSuccess;
+}
+
+// The local zeroing and the tables must have landed before the first launch reads them; a
+// launch on another stream would not wait for the private init stream.
+ncclResult_t DeviceState::Impl::finish_init() {
+  if (cuda_failed(cudaStreamSynchronize(init_stream), rank, "cudaStreamSynchronize")) {
+    return ncclUnhandledCudaError;
+  }
+  (void)cuda_failed(cudaStreamDestroy(init_stream), rank, "cudaStreamDestroy");
+  init_stream = nullptr;
+  return ncclSuccess;
+}
+
+void DeviceState::Impl::report(int ranks) const {
+  const snac::Roles& t = policy.throughput;
+  const snac::Roles& l = policy.latency;
+  PURLIN_INFO(
+      "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
+      "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
+      "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
+      "latency max %zu, roles %d/%d/%d/%d throughput, %d/%d/%d/%d latency; timeout %llu ns",
+      rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
+      peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
+      handle.epoch_slots, local_layout.counters.bytes, local_layout.scratch.bytes,
+      3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
+      handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
+      policy.latency_max_bytes, t.stagers, t.consumers, t.finishers, t.team, l.stagers,
+      l.consumers, l.finishers, l.team, static_cast<unsigned long long>(control.timeout_ns));
+}
+
+void DeviceState::Impl::release() {
+  if (device < 0) return;  // never got a GPU: nothing was allocated
+  DeviceGuard guard(device);
+  if (peer_block != nullptr) {
+    // This rank's launches read peers' memory through the mappings about to close, and every
+    // launch this rank made was enqueued before destroy. Peers' launches that may still read
+    // this rank's staging are the caller's to order (communicator teardown).
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaErrorCudartUnloading) {
+      (void)cudaGetLastError();
+      return;  // process exit: the driver reclaims everything, and calls would only fail
+    }
+    (void)cuda_failed(e, rank, "cudaDeviceSynchronize (destroy)");
+  }
+  peers.close();
+  if (init_stream != nullptr) {
+    (void)cuda_failed(cudaStreamDestroy(init_stream), rank, "cudaStreamDestroy");
+  }
+  if (peer_tables != nullptr) (void)cuda_failed(cudaFree(peer_tables), rank, "cudaFree(tables)");
+  if (local_block != nullptr) (void)cuda_failed(cudaFree(local_block), rank, "cudaFree(local)");
+  if (peer_block != nullptr) (void)cuda_failed(cudaFree(peer_block), rank, "cudaFree(block)");
+  if (words != nullptr) (void)cuda_failed(cudaFreeHost(words), rank, "cudaFreeHost(control)");
+  init_stream = nullptr;
+  peer_tables = nullptr;
+  local_block = nullptr;
+  peer_block = nullptr;
+  words = nullptr;
+}
+
+DeviceState::DeviceState() : impl_(std::make_unique<Impl>()) {}
+
+DeviceState::~DeviceState() { impl_->release(); }
+
+ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& config,
+                                 std::unique_ptr<DeviceState>* out) {
+  if (out == nullptr) {
+    PURLIN_WARN("DeviceState::create: out is null");
+    return ncclInvalidArgument;
+  }
+  std::unique_ptr<DeviceState> state(new DeviceState());
+  Impl& s = *state->impl_;
+  const int ranks = comm.size();
+  s.rank = comm.rank();
+  s.device = comm.cuda_device();
+  s.config = config;
+  DeviceGuard guard(s.device);
+
+  // Step 1 and the first exchange.
+  PeerRecord mine;
+  ncclResult_t local = ncclUnhandledCudaError;
+  if (!cuda_failed(guard.status(), s.rank, "cudaSetDevice")) local = s.prepare(comm, mine);
+  mine.ok = local == ncclSuccess ? 1 : 0;
+  std::vector<PeerRecord> records(static_cast<std::size_t>(ranks));
+  records[static_cast<std::size_t>(s.rank)] = mine;
+  if (ncclResult_t r = comm.bootstrap().allgather(records.data(), sizeof(PeerRecord));
+      r != ncclSuccess) {
+    return r;
+  }
+  if (local != ncclSuccess) return local;
+  if (ncclResult_t r = check_records(records, s.rank); r != ncclSuccess) return r;
+
+  // Step 3: policy, local memory, mappings, tables.
+  const policy::Facts facts = agreed_facts(records);
+  s.policy = policy::select(facts);
+  if (s.rank == 0 && !policy::coresident(s.policy, facts)) {
+    PURLIN_WARN("%d ranks share a GPU of %d SMs: a launch needs up to %d CTAs per rank, one "
+                "per SM, so not every rank's CTAs can be resident and a collective may hang; "
+                "use fewer ranks per GPU",
+                facts.ranks_on_gpu, facts.sm_count, policy::max_workers(s.policy));
+  }
+  s.handle.rank = s.rank;
+  s.handle.ranks = ranks;
+  s.handle.staging_bytes = config.staging_bytes;
+  s.handle.slots = config.slots;
+  s.handle.packet_capacity = packet_capacity(config.packet_bytes);
+  s.handle.epoch_slots = std::max(config.epoch_slots, policy::max_workers(s.policy));
+  local = s.allocate_local(ranks);
+  if (local == ncclSuccess) local = s.peers.open(records, s.rank);
+  if (local == ncclSuccess) local = s.publish_tables(ranks);
+  if (local == ncclSuccess) local = s.finish_init();
+
+  // Step 4: the second exchange.
+  std::vector<Verdict> verdicts(static_cast<std::size_t>(ranks));
+  verdicts[static_cast<std::size_t>(s.rank)] = Verdict::of(local == ncclSuccess, s.policy);
+  if (ncclResult_t r = comm.bootstrap().allgather(verdicts.data(), sizeof(Verdict));
+      r != ncclSuccess) {
+    return r;
+  }
+  if (local != ncclSuccess) return local;
+  if (ncclResult_t r = check_verdicts(verdicts, s.rank); r != ncclSuccess) return r;
+
+  s.report(ranks);
+  *out = std::move(state);
+  return ncclSuccess;
+}
+
+const snac::Handle& DeviceState::handle() const { return impl_->handle; }
+snac::DeviceControl DeviceState::control() const { return impl_->control; }
+const snac::Policy& DeviceState::policy() const { return impl_->policy; }
+std::size_t DeviceState::device_bytes() const { return impl_->device_bytes; }
+
+void DeviceState::abort() {
+  if (impl_->words != nullptr) static_cast<volatile unsigned&>(impl_->words->abort) = 1;
+}
+
+snac::Status DeviceState::status() const {
+  if (impl_->words == nullptr) return snac::Status::ok;
+  return to_status(static_cast<const volatile unsigned&>(impl_->words->status));
+}
+
+}  // namespace purlin::runtime

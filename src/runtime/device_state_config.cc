@@ -1,0 +1,113 @@
+// DeviceStateConfig defaults and their environment overrides. Each default's reason is next to
+// it; the arithmetic behind the staging and slot defaults is checked at compile time against
+// the plan (snac/plan.h: a throughput slot holds one chunk stride per Program::slot_strides).
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "layout/collectives.h"
+#include "runtime/device_state.h"
+
+namespace purlin::runtime {
+namespace {
+
+constexpr std::size_t kMiB = 1024 * 1024;
+constexpr std::size_t kKiB = 1024;
+
+// 32 MiB per rank: a 16 MiB half holds 7 slots of an 8-rank AllReduce (8 ReduceScatter
+// strides + 1 AllGather stride of the 256 KiB policy chunk = 2.25 MiB per slot), enough for
+// the 4 consumer CTAs to pull while stagers fill the next slots, and 64 slots of a
+// single-stride collective (AllGather). 32 MiB x 8 ranks of peer mappings is small next to a
+// 141 GB H200.
+constexpr std::size_t kDefaultStagingBytes = 32 * kMiB;
+constexpr std::size_t kDefaultChunk = snac::Policy{}.chunk_bytes;
+static_assert(kDefaultStagingBytes / 2 /
+                  (kDefaultChunk * snac::Program<layout::AllReduce>::slot_strides(8)) ==
+              7);
+
+// 64 slots: what a half holds of the smallest slot (one 256 KiB stride, AllGather), so the
+// signal arrays never cap a default ring (plan.h caps ring.slots at Handle::slots).
+constexpr std::uint32_t kDefaultSlots = 64;
+static_assert(kDefaultStagingBytes / 2 /
+                  (kDefaultChunk * snac::Program<layout::AllGather>::slot_strides(8)) ==
+              kDefaultSlots);
+
+// 64 KiB of latency payload per (phase, half, producer): the policy's regime crossover, so
+// every message the policy sends to the latency regime fits the packets. Costs 8 x ranks x
+// 64 KiB of packets (16-byte packets carry 8 bytes; two phases, two halves).
+constexpr std::size_t kDefaultPacketBytes = 64 * kKiB;
+static_assert(kDefaultPacketBytes == snac::Policy{}.latency_max_bytes);
+
+// 32 epoch slots: 4x the default policy's 8 workers, room for the sm_100 row's 16 and for
+// PURLIN_ROLES overrides; DeviceState raises it to what the selected policy needs.
+constexpr int kDefaultEpochSlots = 32;
+
+// No timeout: like NCCL, a wait lasts until the peer arrives or the communicator is aborted;
+// a finite default could fire on a healthy peer whose host thread is merely late.
+constexpr std::uint64_t kDefaultTimeoutNs = 0;
+
+// Half of 1 MiB still gives a 64-rank AllReduce (65 strides per slot) chunks of ~7.9 KiB,
+// about one Atom stage; below that, flag and ack traffic rivals the data.
+constexpr std::size_t kMinStagingBytes = 1 * kMiB;
+// Packet buffers cost 8 x ranks x packet_bytes; push stops paying well below 1 MiB.
+constexpr std::size_t kMaxPacketBytes = 1 * kMiB;
+// ~31 years in nanoseconds fits a uint64 with room; more is surely a typo.
+constexpr double kMaxTimeoutSeconds = 1e9;
+
+std::size_t staging_from_env() {
+  const std::int64_t v =
+      env::get_int("PURLIN_STAGING_BYTES", static_cast<std::int64_t>(kDefaultStagingBytes));
+  if (v < static_cast<std::int64_t>(kMinStagingBytes)) {
+    PURLIN_WARN("PURLIN_STAGING_BYTES=%lld: must be at least %zu; using %zu",
+                static_cast<long long>(v), kMinStagingBytes, kDefaultStagingBytes);
+    return kDefaultStagingBytes;
+  }
+  // Even multiples of 256 keep the second half as aligned as the first.
+  return (static_cast<std::size_t>(v) + 511) / 512 * 512;
+}
+
+std::size_t packet_bytes_from_env() {
+  const std::int64_t v =
+      env::get_int("PURLIN_PACKET_BYTES", static_cast<std::int64_t>(kDefaultPacketBytes));
+  if (v < 0 || v > static_cast<std::int64_t>(kMaxPacketBytes)) {
+    PURLIN_WARN("PURLIN_PACKET_BYTES=%lld: must be 0 (no latency regime) to %zu; using %zu",
+                static_cast<long long>(v), kMaxPacketBytes, kDefaultPacketBytes);
+    return kDefaultPacketBytes;
+  }
+  return static_cast<std::size_t>(v);
+}
+
+std::uint64_t timeout_from_env() {
+  // Seconds as a real number (base/env has integers only).
+  const std::string text = env::get_string("PURLIN_TIMEOUT_S");
+  if (text.empty()) return kDefaultTimeoutNs;
+  errno = 0;
+  char* end = nullptr;
+  const double s = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(s) || s < 0 ||
+      s > kMaxTimeoutSeconds) {
+    PURLIN_WARN("PURLIN_TIMEOUT_S=%s: expected seconds from 0 (no timeout) to %.0f; using 0",
+                text.c_str(), kMaxTimeoutSeconds);
+    return kDefaultTimeoutNs;
+  }
+  // A positive value never rounds to 0, which would mean "no timeout".
+  const auto ns = static_cast<std::uint64_t>(std::llround(s * 1e9));
+  return s > 0 && ns == 0 ? 1 : ns;
+}
+
+}  // namespace
+
+DeviceStateConfig DeviceStateConfig::from_env() {
+  DeviceStateConfig c;
+  c.staging_bytes = staging_from_env();
+  c.slots = kDefaultSlots;
+  c.packet_bytes = packet_bytes_from_env();
+  c.epoch_slots = kDefaultEpochSlots;
+  c.timeout_ns = timeout_from_env();
+  return c;
+}
+
+}  // namespace purlin::runtime

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Several processes sharing one GPU under MPS (DESIGN.md section 5): starts an MPS control daemon
+# of its own, runs native_mps_ranks as 2 and then 4 processes (one rank each, all on GPU 0) and
+# stops the daemon again, also on failure or interruption. Usage:
+#
+#   tests/integration/run_mps.sh BUILD_DIR OUTDIR
+#
+# BUILD_DIR  a Purlin build holding tests/native/native_mps_ranks
+# OUTDIR     one log per process (mps_n<N>_rank<R>.log) and the MPS daemon's logs (mps_log/)
+#
+# Exits 0 when every process of every run passed, 1 when any failed, 2 on usage errors. Without
+# root, without nvidia-cuda-mps-control or without a GPU it reports SKIPPED and exits 0.
+# Optional environment: MPS_WORLDS="2 4" (process counts), MPS_TIMEOUT=300 (seconds per run).
+set -u -o pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR OUTDIR" >&2
+  exit 2
+fi
+bin="$1/tests/native/native_mps_ranks"
+out=$2
+[[ -x $bin ]] || { echo "error: $bin not found (build the native_mps_ranks target)" >&2; exit 2; }
+mkdir -p -- "$out" || exit 2
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "run_mps.sh: SKIPPED: starting an MPS daemon needs root"
+  exit 0
+fi
+if ! command -v nvidia-cuda-mps-control > /dev/null; then
+  echo "run_mps.sh: SKIPPED: nvidia-cuda-mps-control not found"
+  exit 0
+fi
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  echo "run_mps.sh: SKIPPED: no NVIDIA GPU visible"
+  exit 0
+fi
+
+tmp=$(mktemp -d)
+# The daemon and its clients find each other through these directories: a private pair keeps
+# this run apart from any MPS daemon already on the machine.
+export CUDA_MPS_PIPE_DIRECTORY=$tmp/pipe
+export CUDA_MPS_LOG_DIRECTORY=$out/mps_log
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+
+# shellcheck disable=SC2317  # run by the EXIT trap
+stop_mps() {
+  echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+  rm -rf -- "$tmp"
+}
+trap stop_mps EXIT
+trap 'exit 130' INT TERM
+
+if ! nvidia-cuda-mps-control -d; then
+  echo "run_mps.sh: FAIL: could not start the MPS control daemon"
+  exit 1
+fi
+echo "MPS control daemon started (pipes: $CUDA_MPS_PIPE_DIRECTORY, logs: $CUDA_MPS_LOG_DIRECTORY)"
+
+timeout_s=${MPS_TIMEOUT:-300}
+failed=0
+for n in ${MPS_WORLDS:-2 4}; do
+  id_file=$tmp/unique_id.$n
+  rm -f -- "$id_file"
+  pids=()
+  for ((r = 0; r < n; ++r)); do
+    timeout -k 10 "$timeout_s" "$bin" "$r" "$n" "$id_file" > "$out/mps_n${n}_rank${r}.log" 2>&1 &
+    pids+=($!)
+  done
+  for ((r = 0; r < n; ++r)); do
+    wait "${pids[$r]}"
+    rc=$?
+    log=$out/mps_n${n}_rank${r}.log
+    pass=$(grep -c "PASS" "$log")
+    fail=$(grep -c "FAIL" "$log")
+    if [[ $rc -eq 0 ]]; then
+      echo "$n processes, rank $r: PASS ($pass cases)"
+    else
+      case $rc in
+        124|137) why="timed out after ${timeout_s}s" ;;
+        77) why="SKIPPED (no CUDA device visible to the process)" ;;
+        *) why="exit status $rc" ;;
+      esac
+      echo "$n processes, rank $r: FAIL: $why; $pass passed, $fail failed (log: $log)"
+      grep -A4 "FAIL" "$log" | head -n 20
+      failed=1
+    fi
+  done
+done
+echo "MPS servers: $(echo get_server_list | nvidia-cuda-mps-control 2>/dev/null | tr '\n' ' ')"
+exit $failed

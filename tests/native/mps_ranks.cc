@@ -1,0 +1,150 @@
+// native_mps_ranks RANK NRANKS ID_FILE: one rank of a multi-process job on GPU 0 (several
+// processes sharing the GPU under MPS; tests/integration/run_mps.sh starts them). Rank 0 creates
+// the ncclUniqueId and publishes it at ID_FILE; the others wait for it. Every process runs the
+// same collectives through the NCCL API and purlin.h, checks its own buffers byte for byte with
+// the host reference (which recomputes every rank's input), prints PASS or FAIL per case and
+// exits 1 if any failed (2: usage or setup error, 77: no GPU).
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <purlin/purlin.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cases.h"
+#include "runner.h"
+#include "values.h"
+
+namespace {
+
+using namespace purlin::native_test;
+
+constexpr int kIdWaitSeconds = 60;
+
+// Written to a temporary name and renamed, so a reader never sees a partial id.
+bool publish_id(const std::string& path, const ncclUniqueId& id) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(id.internal, sizeof id.internal);
+    if (!out.good()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+bool read_id(const std::string& path, ncclUniqueId* id) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kIdWaitSeconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path, std::ios::binary);
+    if (in.read(id->internal, sizeof id->internal)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+Case make(Coll coll, ncclDataType_t type, Op op, std::size_t count, bool in_place = false, int root = 0) {
+  Case c;
+  c.coll = coll;
+  c.type = type;
+  c.op = op;
+  c.count = count;
+  c.in_place = in_place;
+  c.root = root;
+  return c;
+}
+
+std::vector<Case> cases(int n) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  auto count = [n](Coll c, ncclDataType_t t, std::size_t bytes) { return count_for_bytes(c, n, type_bytes(t), bytes); };
+  std::vector<Case> v = {
+      make(Coll::kAllReduce, ncclBfloat16, Op::kSum, count(Coll::kAllReduce, ncclBfloat16, kMiB)),
+      make(Coll::kAllReduce, ncclBfloat16, Op::kSum, count(Coll::kAllReduce, ncclBfloat16, 300 * kMiB)),
+      make(Coll::kAllReduce, ncclFloat32, Op::kAvg, 1031, /*in_place=*/true),
+      make(Coll::kAllGather, ncclBfloat16, Op::kSum, count(Coll::kAllGather, ncclBfloat16, kMiB)),
+      make(Coll::kAllGather, ncclUint8, Op::kSum, 3, /*in_place=*/true),
+      make(Coll::kReduceScatter, ncclFloat32, Op::kSum, count(Coll::kReduceScatter, ncclFloat32, kMiB)),
+      make(Coll::kReduceScatter, ncclFloat32, Op::kMax, 1031, /*in_place=*/true),
+      make(Coll::kAllToAll, ncclFloat32, Op::kSum, count(Coll::kAllToAll, ncclFloat32, kMiB)),
+      make(Coll::kBroadcast, ncclUint8, Op::kSum, 1031, false, /*root=*/n - 1),
+      make(Coll::kBroadcast, ncclBfloat16, Op::kSum, count(Coll::kBroadcast, ncclBfloat16, 4 * kMiB), true, 0),
+      make(Coll::kAllGatherV, ncclBfloat16, Op::kSum, 1031),
+      make(Coll::kAllGatherV, ncclFloat32, Op::kSum, 3, /*in_place=*/true),
+  };
+  v.back().v_displs = false;  // NULL displacements
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s RANK NRANKS ID_FILE\n", argv[0]);
+    return 2;
+  }
+  setenv("PURLIN_TIMEOUT_S", "60", /*overwrite=*/0);  // a protocol bug fails instead of hanging
+  const int rank = std::atoi(argv[1]);
+  const int n = std::atoi(argv[2]);
+  const std::string id_path = argv[3];
+  if (n < 1 || rank < 0 || rank >= n) {
+    std::fprintf(stderr, "bad RANK %d / NRANKS %d\n", rank, n);
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("[rank %d] SKIPPED: no CUDA device\n", rank);
+    return 77;
+  }
+  cudaSetDevice(0);
+
+  ncclUniqueId id{};
+  if (rank == 0) {
+    if (ncclGetUniqueId(&id) != ncclSuccess || !publish_id(id_path, id)) {
+      std::fprintf(stderr, "[rank 0] could not create or publish the unique id at %s\n", id_path.c_str());
+      return 2;
+    }
+  } else if (!read_id(id_path, &id)) {
+    std::fprintf(stderr, "[rank %d] no unique id at %s after %d s\n", rank, id_path.c_str(), kIdWaitSeconds);
+    return 2;
+  }
+
+  ncclComm_t comm = nullptr;
+  if (const ncclResult_t r = ncclCommInitRank(&comm, n, id, rank); r != ncclSuccess) {
+    std::fprintf(stderr, "[rank %d] ncclCommInitRank: %s: %s\n", rank, ncclGetErrorString(r), ncclGetLastError(nullptr));
+    return 2;
+  }
+  int native = 0;
+  if (purlinCommIsNative(comm, &native) != ncclSuccess || native != 1) {
+    std::printf("[rank %d] FAIL communicator is not native\n", rank);
+    ncclCommDestroy(comm);
+    return 1;
+  }
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+
+  int failed = 0;
+  {
+    Runner runner(n, {{rank, comm, stream}});
+    for (const Case& c : cases(n)) {
+      std::string report;
+      if (!runner.prepare(c, &report)) {
+        report = "setup: " + report + "\n";
+      } else {
+        const ncclResult_t r = runner.issue(0);
+        report = runner.finish({r}, ncclSuccess);
+      }
+      std::printf("[rank %d] %s %s\n%s", rank, report.empty() ? "PASS" : "FAIL", case_name(c).c_str(), report.c_str());
+      std::fflush(stdout);
+      failed += report.empty() ? 0 : 1;
+    }
+  }
+  cudaStreamDestroy(stream);
+  ncclCommDestroy(comm);
+  std::printf("[rank %d] %d of %zu cases failed\n", rank, failed, cases(n).size());
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,184 @@
+// Policy selection on the host: the table, the co-residency clamp for ranks sharing a GPU, the
+// environment overrides, and that every selected policy plans (no bad_policy, enough epoch
+// slots) for the largest role set, a composition.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "layout/collectives.h"
+#include "policy/policy.h"
+#include "policy/table.h"
+#include "snac/plan.h"
+
+namespace purlin::policy {
+namespace {
+
+namespace L = purlin::layout;
+
+constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
+                                      "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
+                                      "PURLIN_LATENCY_ROLES"};
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    for (const char* v : kVariables) ::unsetenv(v);
+  }
+  static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
+};
+
+bool same_roles(const snac::Roles& a, const snac::Roles& b) {
+  return a.stagers == b.stagers && a.consumers == b.consumers && a.finishers == b.finishers &&
+         a.team == b.team;
+}
+
+int total(const snac::Roles& r) { return r.stagers + r.consumers + r.finishers; }
+
+// An n-rank AllReduce of `floats` per partition planned with `p` on a handle sized as
+// DeviceState sizes it.
+snac::Status plan_all_reduce(const snac::Policy& p, int ranks, std::size_t floats) {
+  snac::Handle h;
+  h.ranks = ranks;
+  h.staging_bytes = 32u << 20;
+  h.slots = 64;
+  h.packet_capacity = (64u << 10) / 8;
+  h.epoch_slots = max_workers(p);
+  snac::Args<L::AllReduce, float> a;
+  a.in_shape = a.out_shape = L::FixedShape::split(floats * static_cast<std::size_t>(ranks), ranks);
+  return snac::make_plan(p, h, a).status;
+}
+
+TEST_F(PolicyTest, H200RowIsSnacsDefault) {
+  const snac::Policy t = table_policy(9);
+  const snac::Policy d{};
+  EXPECT_EQ(t.chunk_bytes, d.chunk_bytes);
+  EXPECT_EQ(t.packet_chunk_bytes, d.packet_chunk_bytes);
+  EXPECT_EQ(t.latency_max_bytes, d.latency_max_bytes);
+  EXPECT_TRUE(same_roles(t.throughput, d.throughput));
+  EXPECT_TRUE(same_roles(t.latency, d.latency));
+}
+
+TEST_F(PolicyTest, RowsCoverEveryArchitecture) {
+  EXPECT_EQ(row_for(7).sm_major, 8);  // older than the table: its first row
+  EXPECT_EQ(row_for(8).sm_major, 8);
+  EXPECT_EQ(row_for(10).sm_major, 10);
+  EXPECT_EQ(row_for(12).sm_major, 10);  // newer: the last row at or below
+  EXPECT_EQ(table_policy(8).chunk_bytes, 128u * 1024);
+  EXPECT_EQ(total(table_policy(10).throughput), 16);  // B200: 761 GB/s with 16 CTAs
+  for (const Row& r : kTable) {
+    for (const snac::Roles& roles : {r.throughput, r.latency}) {
+      EXPECT_GE(roles.team, 1);
+      EXPECT_EQ(roles.stagers % roles.team, 0);
+      EXPECT_EQ(roles.consumers % roles.team, 0);
+      EXPECT_EQ(roles.finishers % roles.team, 0);
+    }
+    EXPECT_GE(r.chunk_bytes, 16u);
+    EXPECT_LE(r.latency_max_bytes, 64u * 1024) << "beyond the default packet buffer";
+  }
+}
+
+TEST_F(PolicyTest, EightRanksOnOneH200KeepFullRoles) {
+  for (int on_gpu : {1, 8}) {
+    const Facts f{9, 132, 8, on_gpu};
+    const snac::Policy p = select(f);
+    EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
+    EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
+    EXPECT_TRUE(coresident(p, f));
+    EXPECT_EQ(max_workers(p), 8);
+  }
+}
+
+TEST_F(PolicyTest, CrowdedGpuShrinksLargestGroupsFirst) {
+  // 32 ranks on 132 SMs: 4 CTAs each. {2,4,2} -> {2,3,2} -> {2,2,2} -> {1,2,2} -> {1,2,1}.
+  const Facts f{9, 132, 32, 32};
+  const snac::Policy p = select(f);
+  EXPECT_TRUE(same_roles(p.throughput, snac::Roles{1, 2, 1, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{1, 2, 1, 1}));
+  EXPECT_TRUE(coresident(p, f));
+  EXPECT_EQ(plan_all_reduce(p, 32, 1000), snac::Status::ok);
+  EXPECT_EQ(plan_all_reduce(p, 32, 1 << 20), snac::Status::ok);
+}
+
+TEST_F(PolicyTest, SixtyFourRanksOnOneGpuClampToOneCtaPerGroup) {
+  // Two SMs per rank cannot hold a composition's three groups: the floor is reported.
+  const Facts f{9, 132, 64, 64};
+  const snac::Policy p = select(f);
+  EXPECT_TRUE(same_roles(p.throughput, snac::Roles{1, 1, 1, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{1, 1, 1, 1}));
+  EXPECT_FALSE(coresident(p, f));
+  EXPECT_EQ(plan_all_reduce(p, 64, 100), snac::Status::ok);
+  // 44 ranks: exactly 3 each.
+  const Facts g{9, 132, 44, 44};
+  EXPECT_TRUE(coresident(select(g), g));
+}
+
+TEST_F(PolicyTest, ClampResetsTeamsSoSingleStepsStayValid) {
+  set("PURLIN_ROLES", "4,8,4,4");
+  const Facts roomy{9, 132, 8, 1};
+  EXPECT_TRUE(same_roles(select(roomy).throughput, snac::Roles{4, 8, 4, 4}));
+  const Facts f{9, 132, 16, 16};  // 8 CTAs per rank
+  const snac::Policy p = select(f);
+  EXPECT_EQ(p.throughput.team, 1);
+  EXPECT_LE(total(p.throughput) * 16, 132);
+  EXPECT_EQ(plan_all_reduce(p, 16, 1 << 16), snac::Status::ok);
+}
+
+TEST_F(PolicyTest, UnknownSmCountIsNotCoresident) {
+  const Facts f{9, 0, 2, 2};
+  const snac::Policy p = select(f);
+  EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
+  EXPECT_FALSE(coresident(p, f));
+}
+
+TEST_F(PolicyTest, EnvironmentOverrides) {
+  set("PURLIN_CHUNK_BYTES", "131072");
+  set("PURLIN_PACKET_CHUNK_BYTES", "0x2000");
+  set("PURLIN_LATENCY_MAX_BYTES", "0");
+  set("PURLIN_ROLES", "4,8,4");
+  set("PURLIN_LATENCY_ROLES", "2,4,2,2");
+  const snac::Policy p = select(Facts{9, 132, 8, 1});
+  EXPECT_EQ(p.chunk_bytes, 131072u);
+  EXPECT_EQ(p.packet_chunk_bytes, 8192u);
+  EXPECT_EQ(p.latency_max_bytes, 0u);
+  EXPECT_TRUE(same_roles(p.throughput, snac::Roles{4, 8, 4, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 4, 2, 2}));
+  EXPECT_EQ(max_workers(p), 16);
+}
+
+TEST_F(PolicyTest, BadEnvironmentValuesKeepTheTable) {
+  const snac::Policy table = table_policy(9);
+  for (const char* bad : {"abc", "-5", "8", "12x", ""}) {
+    set("PURLIN_CHUNK_BYTES", bad);
+    set("PURLIN_PACKET_CHUNK_BYTES", bad);
+    EXPECT_EQ(select(Facts{}).chunk_bytes, table.chunk_bytes) << bad;
+    EXPECT_EQ(select(Facts{}).packet_chunk_bytes, table.packet_chunk_bytes) << bad;
+  }
+  for (const char* bad : {"-1", "many", "1e4"}) {
+    set("PURLIN_LATENCY_MAX_BYTES", bad);
+    EXPECT_EQ(select(Facts{}).latency_max_bytes, table.latency_max_bytes) << bad;
+  }
+  for (const char* bad : {"0,4,2", "2,4", "2,4,2,1,1", "3,4,2,2", "2,,2", "2,4,2,", "a,b,c",
+                          "2,4,-2", "600,600,1", "2 ,4,2"}) {
+    set("PURLIN_ROLES", bad);
+    set("PURLIN_LATENCY_ROLES", bad);
+    const snac::Policy p = select(Facts{});
+    EXPECT_TRUE(same_roles(p.throughput, table.throughput)) << bad;
+    EXPECT_TRUE(same_roles(p.latency, table.latency)) << bad;
+  }
+}
+
+TEST_F(PolicyTest, ParseRoles) {
+  const auto r = parse_roles("3,5,7");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(same_roles(*r, snac::Roles{3, 5, 7, 1}));
+  const auto t = parse_roles("2,4,6,2");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->team, 2);
+  EXPECT_FALSE(parse_roles("").has_value());
+  EXPECT_FALSE(parse_roles("1,1,1,0").has_value());
+  EXPECT_FALSE(parse_roles("99999999999,1,1").has_value());
+}
+
+}  // namespace
+}  // namespace purlin::policy

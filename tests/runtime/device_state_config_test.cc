@@ -1,0 +1,102 @@
+// The host side of the SNAC device state (CI, no GPU): DeviceStateConfig defaults and their
+// environment overrides, and the block geometry every rank must compute identically.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "runtime/device_layout.h"
+#include "runtime/device_state.h"
+
+namespace purlin::runtime {
+namespace {
+
+constexpr std::size_t kMiB = 1024 * 1024;
+
+class DeviceStateConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    for (const char* v : {"PURLIN_STAGING_BYTES", "PURLIN_PACKET_BYTES", "PURLIN_TIMEOUT_S"}) {
+      ::unsetenv(v);
+    }
+  }
+  static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
+};
+
+TEST_F(DeviceStateConfigTest, Defaults) {
+  const DeviceStateConfig c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.staging_bytes, 32 * kMiB);
+  EXPECT_EQ(c.slots, 64u);
+  EXPECT_EQ(c.packet_bytes, 64u * 1024);
+  EXPECT_EQ(c.packet_bytes, snac::Policy{}.latency_max_bytes);  // latency regime reachable
+  EXPECT_EQ(c.epoch_slots, 32);
+  EXPECT_EQ(c.timeout_ns, 0u);
+}
+
+TEST_F(DeviceStateConfigTest, Overrides) {
+  set("PURLIN_STAGING_BYTES", "4194304");
+  set("PURLIN_PACKET_BYTES", "0");  // no latency regime
+  set("PURLIN_TIMEOUT_S", "2.5");
+  DeviceStateConfig c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.staging_bytes, 4 * kMiB);
+  EXPECT_EQ(c.packet_bytes, 0u);
+  EXPECT_EQ(c.timeout_ns, 2'500'000'000u);
+
+  set("PURLIN_STAGING_BYTES", "1048577");  // rounded up to even 256-byte halves
+  set("PURLIN_PACKET_BYTES", "0x8000");
+  set("PURLIN_TIMEOUT_S", "1e-12");  // positive never rounds to "no timeout"
+  c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.staging_bytes, kMiB + 512);
+  EXPECT_EQ(c.staging_bytes % 512, 0u);
+  EXPECT_EQ(c.packet_bytes, 32u * 1024);
+  EXPECT_EQ(c.timeout_ns, 1u);
+}
+
+TEST_F(DeviceStateConfigTest, NonsenseFallsBackToDefaults) {
+  for (const char* bad : {"0", "100", "-1", "abc", "16MiB", "1048575"}) {
+    set("PURLIN_STAGING_BYTES", bad);
+    EXPECT_EQ(DeviceStateConfig::from_env().staging_bytes, 32 * kMiB) << bad;
+  }
+  for (const char* bad : {"-1", "2000000", "x"}) {
+    set("PURLIN_PACKET_BYTES", bad);
+    EXPECT_EQ(DeviceStateConfig::from_env().packet_bytes, 64u * 1024) << bad;
+  }
+  for (const char* bad : {"-1", "nan", "inf", "abc", "1e10", "3s"}) {
+    set("PURLIN_TIMEOUT_S", bad);
+    EXPECT_EQ(DeviceStateConfig::from_env().timeout_ns, 0u) << bad;
+  }
+}
+
+bool disjoint_in_order(const Span& a, const Span& b) { return a.offset + a.bytes <= b.offset; }
+
+TEST(DeviceLayout, SubBuffersAreAlignedDisjointAndSized) {
+  for (int ranks : {1, 2, 3, 8, 64}) {
+    for (std::size_t packets : {std::size_t{0}, std::size_t{1}, packet_capacity(64 * 1024)}) {
+      const PeerBlockLayout p = PeerBlockLayout::make(ranks, 1 * kMiB + 512, 64, packets);
+      EXPECT_EQ(p.signals.bytes, (snac::SignalLayout{ranks, 64}.words()) * 8);
+      EXPECT_EQ(p.packets.bytes, (snac::PacketLayout{ranks, packets}.packets()) * 16);
+      EXPECT_TRUE(disjoint_in_order(p.staging, p.signals));
+      EXPECT_TRUE(disjoint_in_order(p.signals, p.packets));
+      EXPECT_LE(p.packets.offset + p.packets.bytes, p.bytes);
+      for (const Span& s : {p.staging, p.signals, p.packets}) {
+        EXPECT_EQ(s.offset % kSubBufferAlign, 0u);
+      }
+      EXPECT_EQ(p.bytes % kSubBufferAlign, 0u);
+
+      const LocalBlockLayout l = LocalBlockLayout::make(ranks, 64, packets, 33);
+      EXPECT_EQ(l.epochs.bytes, 33u * 8);
+      EXPECT_EQ(l.counters.bytes, (snac::CounterLayout{ranks, 64}.words()) * 8);
+      EXPECT_EQ(l.scratch.bytes, (snac::PacketLayout{ranks, packets}.scratch_bytes()));
+      EXPECT_TRUE(disjoint_in_order(l.epochs, l.counters));
+      EXPECT_TRUE(disjoint_in_order(l.counters, l.scratch));
+      EXPECT_LE(l.scratch.offset + l.scratch.bytes, l.bytes);
+      for (const Span& s : {l.epochs, l.counters, l.scratch}) {
+        EXPECT_EQ(s.offset % kSubBufferAlign, 0u);
+      }
+    }
+  }
+  EXPECT_EQ(packet_capacity(64 * 1024), 8192u);
+}
+
+}  // namespace
+}  // namespace purlin::runtime
