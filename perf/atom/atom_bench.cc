@@ -1,5 +1,5 @@
-// atom_bench OUTDIR [copy|reduce|all]: the Atom benchmarks (perf/atom/README.md). Writes
-// OUTDIR/copy.csv and OUTDIR/reduce.csv.
+// atom_bench OUTDIR [copy|reduce|placement|profile|all]: the Atom benchmarks (perf/atom/README.md). Writes
+// OUTDIR/copy.csv, OUTDIR/reduce.csv and OUTDIR/placement.csv.
 #include "bench_common.h"
 
 #include <cstdio>
@@ -29,7 +29,7 @@ Device query_device() {
 int main(int argc, char** argv) {
   using namespace purlin::atom::bench;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUTDIR [copy|reduce|all]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUTDIR [copy|reduce|placement|profile|all]\n", argv[0]);
     return 2;
   }
   const std::string out = argv[1];
@@ -42,5 +42,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (what == "copy" || what == "all") rc |= run_copy_bench(out, dev);
   if (what == "reduce" || what == "all") rc |= run_reduce_bench(out, dev);
+  if (what == "placement" || what == "all") rc |= run_placement_bench(out, dev);
+  if (what == "profile") rc |= run_profile_targets(dev);  // for ncu; not part of "all"
   return rc;
 }

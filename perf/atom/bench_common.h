@@ -94,5 +94,7 @@ class Csv {
 
 int run_copy_bench(const std::string& outdir, const Device& dev);
 int run_reduce_bench(const std::string& outdir, const Device& dev);
+int run_placement_bench(const std::string& outdir, const Device& dev);
+int run_profile_targets(const Device& dev);
 
 }  // namespace purlin::atom::bench

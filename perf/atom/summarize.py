@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes copy.csv and reduce.csv (written by atom_bench) as markdown on stdout, checks the
+"""Summarizes copy.csv, reduce.csv and placement.csv (written by atom_bench) as markdown on stdout, checks the
 issue's targets, and draws copy.png / reduce.png next to the data when matplotlib is available.
 
 usage: summarize.py DIR
@@ -202,6 +202,31 @@ def plots(d, copy_rows, reduce_rows, memcpy):
         fig.savefig(os.path.join(d, "reduce.png"), dpi=120)
 
 
+def placement_summary(rows, out):
+    """Per CTA count (last launch): how many CTAs share a TPC (SM ids 2k and 2k+1) with another
+    CTA, and the per-CTA copy rate of those that share against those alone."""
+    if not rows:
+        return
+    out.append("## Where copy CTAs land (placement.csv)\n")
+    out.append("| impl | CTAs | kernel us | CTAs sharing a TPC | GB/s per CTA alone | sharing |")
+    out.append("|---|---|---|---|---|---|")
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["impl"], r["ctas"], r["launch"])].append(r)
+    for (impl, ctas, launch), rs in sorted(groups.items()):
+        if launch != max(x["launch"] for x in rows):
+            continue
+        per_tpc = defaultdict(int)
+        for r in rs:
+            per_tpc[r["tpc_guess"]] += 1
+        shared = [r for r in rs if per_tpc[r["tpc_guess"]] > 1]
+        alone = [r for r in rs if per_tpc[r["tpc_guess"]] == 1]
+        mean = lambda xs: sum(x["cta_GBps"] for x in xs) / len(xs) if xs else float("nan")
+        out.append(f"| {impl} | {ctas} | {rs[0]['kernel_us']:.0f} | {len(shared)} | "
+                   f"{mean(alone):.1f} | {mean(shared):.1f} |")
+    out.append("")
+
+
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     copy_rows = load(os.path.join(d, "copy.csv"))
@@ -212,6 +237,7 @@ def main():
         out.append("```\n" + open(env).read().strip() + "\n```\n")
     memcpy = copy_summary(copy_rows, out) if copy_rows else None
     reduce_summary(reduce_rows, out)
+    placement_summary(load(os.path.join(d, "placement.csv")), out)
     print("\n".join(out))
     plots(d, copy_rows, reduce_rows, memcpy)
 

@@ -1,0 +1,54 @@
+// The eleven native collectives as the benchmark calls them: message sizes as DESIGN.md section 7
+// defines them (the full gathered output for AllGather(V) and Gather, the full per-rank input for
+// the others), bf16 elements, ncclSum, roots 0, V collectives with equal partitions and NULL
+// displacements (comparable with their fixed counterparts), and nccl-tests' bus bandwidth factors.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace purlin::snac_bench {
+
+enum class Coll {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kAllGatherV,
+  kReduceScatterV,
+  kAllToAllV,
+};
+inline constexpr int kColls = 11;
+inline constexpr std::size_t kElemBytes = 2;  // bf16
+
+const char* name(Coll c);
+bool parse(const std::string& s, Coll* c);  // case-insensitive name
+
+// One rank's side of a call of `bytes` bytes on n ranks. count is NCCL's count argument (0 when
+// bytes cannot be cut into n nonempty bf16 partitions).
+struct Shape {
+  std::size_t count = 0;
+  std::size_t in_bytes = 0;
+  std::size_t out_bytes = 0;
+  std::vector<std::size_t> counts;  // V partitions (every entry = count)
+};
+Shape shape(Coll c, int n, std::size_t bytes);
+
+// nccl-tests' busbw / algbw factor.
+double bus_factor(Coll c, int n);
+
+// Bytes of output the call writes, summed over all ranks (the HBM-efficiency numerator's M * n).
+double output_bytes(Coll c, int n, std::size_t bytes);
+
+// Enqueues one call on `stream` (roots: rank 0).
+ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t comm, cudaStream_t stream);
+
+}  // namespace purlin::snac_bench

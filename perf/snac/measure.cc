@@ -1,0 +1,162 @@
+#include "measure.h"
+
+#include <purlin/purlin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <thread>
+
+namespace purlin::snac_bench {
+
+bool Ranks::create(int n, std::string* error) {
+  if (cudaSetDevice(0) != cudaSuccess) {
+    *error = "no CUDA device";
+    return false;
+  }
+  std::vector<int> devices(static_cast<std::size_t>(n), 0);  // every rank on GPU 0
+  comms.assign(static_cast<std::size_t>(n), nullptr);
+  if (const ncclResult_t r = ncclCommInitAll(comms.data(), n, devices.data()); r != ncclSuccess) {
+    *error = std::string("ncclCommInitAll: ") + ncclGetErrorString(r) + ": " + ncclGetLastError(nullptr);
+    comms.clear();
+    return false;
+  }
+  for (int r = 0; r < n; ++r) {
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      *error = "cudaStreamCreateWithFlags failed";
+      return false;
+    }
+    streams.push_back(s);
+    int native = 0;
+    if (purlinCommIsNative(comms[static_cast<std::size_t>(r)], &native) != ncclSuccess || native != 1) {
+      *error = "rank " + std::to_string(r) + " is not native: nothing of Purlin's to measure";
+      return false;
+    }
+  }
+  return true;
+}
+
+Ranks::~Ranks() {
+  for (cudaStream_t s : streams) cudaStreamSynchronize(s);
+  std::vector<std::thread> threads;  // a destroy may wait for its peers
+  for (ncclComm_t c : comms) threads.emplace_back([c] { ncclCommDestroy(c); });
+  for (auto& t : threads) t.join();
+  for (cudaStream_t s : streams) cudaStreamDestroy(s);
+}
+
+Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
+                       const std::vector<void*>& out, const Method& m) {
+  const int n = ranks.size();
+  const auto un = static_cast<std::size_t>(n);
+  std::barrier sync(n);
+  std::atomic<bool> failed{false};
+  std::vector<std::string> errors(un);
+  std::vector<float> probe_ms(un, 0), elapsed_ms(un, 0);
+  Timing t;
+
+  auto body = [&](int r) {
+    const auto ur = static_cast<std::size_t>(r);
+    cudaSetDevice(0);
+    cudaStream_t st = ranks.streams[ur];
+    ncclComm_t comm = ranks.comms[ur];
+    auto fail = [&](const std::string& what) {
+      if (errors[ur].empty()) errors[ur] = what;
+      failed = true;
+    };
+    auto call = [&] {
+      if (const ncclResult_t q = issue(c, s, in[ur], out[ur], comm, st); q != ncclSuccess) {
+        fail(std::string(name(c)) + ": " + ncclGetErrorString(q));
+      }
+    };
+    cudaEvent_t a = nullptr, b = nullptr;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+
+    call();
+    cudaEventRecord(a, st);
+    call();
+    cudaEventRecord(b, st);
+    if (cudaStreamSynchronize(st) != cudaSuccess) fail("probe: stream error");
+    cudaEventElapsedTime(&probe_ms[ur], a, b);
+    sync.arrive_and_wait();
+    if (r == 0) {
+      const double slowest = *std::max_element(probe_ms.begin(), probe_ms.end());
+      t.calls = std::clamp(static_cast<int>(m.replay_ms / std::max(slowest, 1e-4)), 1, m.max_calls);
+      t.replays = slowest > m.replay_ms ? 3 : m.replays;
+    }
+    sync.arrive_and_wait();
+
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    if (!failed) {
+      if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) fail("begin capture");
+      for (int i = 0; i < t.calls && !failed; ++i) call();
+      if (cudaStreamEndCapture(st, &graph) != cudaSuccess) fail("end capture");
+      if (graph != nullptr && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) fail("instantiate");
+    }
+    // Every rank must agree to replay, or the replaying ones would wait for the others forever.
+    sync.arrive_and_wait();
+    if (!failed) {
+      cudaGraphLaunch(exec, st);  // warm-up
+      if (cudaStreamSynchronize(st) != cudaSuccess) fail("warm-up replay");
+    }
+    sync.arrive_and_wait();
+    if (!failed) {
+      cudaEventRecord(a, st);
+      for (int i = 0; i < t.replays; ++i) cudaGraphLaunch(exec, st);
+      cudaEventRecord(b, st);
+      if (cudaStreamSynchronize(st) != cudaSuccess) fail("timed replays");
+      cudaEventElapsedTime(&elapsed_ms[ur], a, b);
+    }
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  };
+
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
+  for (auto& th : threads) th.join();
+
+  for (std::size_t r = 0; r < un; ++r) {
+    if (!errors[r].empty()) {
+      t.error = "rank " + std::to_string(r) + ": " + errors[r];
+      return t;
+    }
+  }
+  const double slowest = *std::max_element(elapsed_ms.begin(), elapsed_ms.end());
+  t.us = 1000.0 * slowest / (static_cast<double>(t.calls) * t.replays);
+  t.ok = true;
+  return t;
+}
+
+double memcpy_rw_GBps(std::size_t bytes, int copies) {
+  void* src = nullptr;
+  void* dst = nullptr;
+  cudaStream_t s = nullptr;
+  cudaEvent_t a = nullptr, b = nullptr;
+  double rate = 0;
+  if (cudaMalloc(&src, bytes) == cudaSuccess && cudaMalloc(&dst, bytes) == cudaSuccess &&
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaMemsetAsync(src, 0, bytes, s);
+    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);  // warm-up
+    cudaEventRecord(a, s);
+    for (int i = 0; i < copies; ++i) cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
+    cudaEventRecord(b, s);
+    float ms = 0;
+    if (cudaStreamSynchronize(s) == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms > 0) {
+      rate = 2.0 * static_cast<double>(bytes) * copies / (ms * 1e-3) / 1e9;
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  if (s != nullptr) cudaStreamDestroy(s);
+  cudaFree(src);
+  cudaFree(dst);
+  return rate;
+}
+
+}  // namespace purlin::snac_bench

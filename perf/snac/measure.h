@@ -1,0 +1,53 @@
+// Ranks sharing GPU 0 as threads of this process, and the DESIGN.md section 7 timing method
+// applied to all of them at once.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+#include <vector>
+
+#include "collectives.h"
+
+namespace purlin::snac_bench {
+
+class Ranks {
+ public:
+  // n native ranks on GPU 0 (ncclCommInitAll), one non-blocking stream each. False with *error on
+  // failure, also when the communicator would not run on Purlin's kernels.
+  bool create(int n, std::string* error);
+  ~Ranks();
+  int size() const { return static_cast<int>(comms.size()); }
+
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+};
+
+struct Method {
+  int max_calls = 128;       // invocations per graph (fewer for slow calls, see time_collective)
+  int replays = 8;           // timed replays
+  double replay_ms = 20.0;   // one replay's target length when calls are slow
+};
+
+struct Timing {
+  double us = 0;        // per call: the slowest rank's elapsed time / (calls * replays)
+  int calls = 0;        // invocations captured per graph
+  int replays = 0;      // timed replays
+  bool ok = false;
+  std::string error;
+};
+
+// Per rank, in its own thread: two eager calls (the second timed, as a probe), capture `calls`
+// calls into a CUDA graph on the rank's stream, one replay to warm up, then `replays` replays
+// between two events. calls is max_calls unless the probe's slowest rank says a replay would
+// exceed replay_ms; then fewer (at least 1), and 3 replays when a single call takes longer than
+// replay_ms. All ranks use the same calls and replays (they must make the same calls).
+Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
+                       const std::vector<void*>& out, const Method& m);
+
+// Read + write rate of a device-to-device cudaMemcpyAsync of `bytes` (2 * bytes per copy), in
+// GB/s, averaged over `copies` copies; 0 on failure.
+double memcpy_rw_GBps(std::size_t bytes, int copies);
+
+}  // namespace purlin::snac_bench
