@@ -5,11 +5,14 @@
 #
 #   PURLIN_BUILD_DIR   build directory (default: <repo>/build-perf)
 #   PURLIN_CMAKE_ARGS  extra CMake arguments (default: the architecture of GPU 0)
-#   PURLIN_RESULTS     results directory (default: perf/atom/results/<UTC date-time>)
+#   PURLIN_RESULTS     Atom results directory (default: perf/atom/results/<UTC date-time>)
+#   PURLIN_SNAC_RESULTS  collective results directory (default: perf/snac/results/<UTC date-time>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PURLIN_BUILD_DIR:-$root/build-perf}
-results=${PURLIN_RESULTS:-$root/perf/atom/results/$(date -u +%Y%m%d-%H%M)}
+stamp=$(date -u +%Y%m%d-%H%M)
+results=${PURLIN_RESULTS:-$root/perf/atom/results/$stamp}
+snac_results=${PURLIN_SNAC_RESULTS:-$root/perf/snac/results/$stamp}
 
 bash "$root/cmake/install-deps.sh"
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -24,5 +27,9 @@ args=${PURLIN_CMAKE_ARGS:--DPURLIN_CUDA_ARCHITECTURES=${cc}-real}
 cmake -S "$root" -B "$build" -G Ninja -DPURLIN_BUILD_TESTS=ON $args
 cmake --build "$build" -j "$(nproc)"
 mkdir -p "$results"
-PURLIN_BUILD_DIR="$build" bash "$root/perf/atom/run_gpu.sh" "$results"
-echo "perf/run.sh: results in $results"
+status=0
+PURLIN_BUILD_DIR="$build" bash "$root/perf/atom/run_gpu.sh" "$results" || status=1
+mkdir -p "$snac_results"
+PURLIN_BUILD_DIR="$build" bash "$root/perf/snac/run_gpu.sh" "$snac_results" || status=1
+echo "perf/run.sh: results in $results and $snac_results"
+exit $status
