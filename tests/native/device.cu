@@ -85,30 +85,9 @@ const void* DeviceTables::get(ncclDataType_t t) const {
   return base_ + kTableSize * kMaxElemBytes * static_cast<std::size_t>(t);
 }
 
-cudaError_t DeviceBuffer::reserve(std::size_t bytes) {
-  if (bytes <= bytes_ && p_ != nullptr) return cudaSuccess;
-  cudaFree(p_);
-  p_ = nullptr;
-  bytes_ = 0;
-  void* p = nullptr;
-  const cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
-  if (e != cudaSuccess) return e;
-  p_ = static_cast<unsigned char*>(p);
-  bytes_ = bytes;
-  return cudaSuccess;
-}
-
-cudaError_t PinnedBuffer::reserve(std::size_t bytes) {
-  if (bytes <= bytes_ && p_ != nullptr) return cudaSuccess;
-  cudaFreeHost(p_);
-  p_ = nullptr;
-  bytes_ = 0;
-  void* p = nullptr;
-  const cudaError_t e = cudaMallocHost(&p, std::max<std::size_t>(bytes, 1));
-  if (e != cudaSuccess) return e;
-  p_ = static_cast<unsigned char*>(p);
-  bytes_ = bytes;
-  return cudaSuccess;
-}
+cudaError_t device_alloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+cudaError_t device_free(void* p) { return cudaFree(p); }
+cudaError_t pinned_alloc(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+cudaError_t pinned_free(void* p) { return cudaFreeHost(p); }
 
 }  // namespace purlin::native_test

@@ -32,17 +32,30 @@ class DeviceTables {
   unsigned char* base_ = nullptr;
 };
 
-// A growable device allocation; contents are not preserved when it grows.
-class DeviceBuffer {
+// A growable allocation from one of CUDA's allocators; contents are not preserved when it
+// grows. Device memory for buffers, pinned host memory for fast downloads of large results.
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Free)(void*)>
+class GrowableBuffer {
  public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() { cudaFree(p_); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
+  GrowableBuffer() = default;
+  ~GrowableBuffer() { Free(p_); }
+  GrowableBuffer(GrowableBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
     o.p_ = nullptr;
     o.bytes_ = 0;
   }
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-  cudaError_t reserve(std::size_t bytes);
+  GrowableBuffer& operator=(GrowableBuffer&&) = delete;
+  cudaError_t reserve(std::size_t bytes) {
+    if (bytes <= bytes_ && p_ != nullptr) return cudaSuccess;
+    Free(p_);
+    p_ = nullptr;
+    bytes_ = 0;
+    void* p = nullptr;
+    const cudaError_t e = Alloc(&p, bytes == 0 ? 1 : bytes);
+    if (e != cudaSuccess) return e;
+    p_ = static_cast<unsigned char*>(p);
+    bytes_ = bytes;
+    return cudaSuccess;
+  }
   unsigned char* get() const { return p_; }
 
  private:
@@ -50,22 +63,13 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-// A growable pinned host allocation (fast downloads of large results).
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() { cudaFreeHost(p_); }
-  PinnedBuffer(PinnedBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
-    o.p_ = nullptr;
-    o.bytes_ = 0;
-  }
-  PinnedBuffer& operator=(PinnedBuffer&&) = delete;
-  cudaError_t reserve(std::size_t bytes);
-  unsigned char* get() const { return p_; }
+// Plain function pointers: the runtime API's allocators are overloaded templates in C++.
+cudaError_t device_alloc(void** p, std::size_t bytes);
+cudaError_t device_free(void* p);
+cudaError_t pinned_alloc(void** p, std::size_t bytes);
+cudaError_t pinned_free(void* p);
 
- private:
-  unsigned char* p_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using DeviceBuffer = GrowableBuffer<device_alloc, device_free>;
+using PinnedBuffer = GrowableBuffer<pinned_alloc, pinned_free>;
 
 }  // namespace purlin::native_test
