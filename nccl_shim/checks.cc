@@ -50,6 +50,14 @@ ncclResult_t check_op(const char* fn, ncclRedOp_t op, ncclDataType_t type, const
   return ncclSuccess;
 }
 
+// Element offset of partition k: its displacement, or back to back when there are none.
+size_t displacement(const std::vector<size_t>& displs, const std::vector<size_t>& counts, size_t k) {
+  if (!displs.empty()) return displs[k];
+  size_t at = 0;
+  for (size_t j = 0; j < k; ++j) at += counts[j];
+  return at;
+}
+
 // What only the V collectives' tables can get wrong on one rank (what must agree across
 // ranks cannot be checked without communicating).
 ncclResult_t check_v(const char* fn, const Descriptor& d) {
@@ -71,9 +79,18 @@ ncclResult_t check_v(const char* fn, const Descriptor& d) {
         if (v.in_counts[k] > v.agreed_max)
           return fail(ncclInvalidArgument, fn, "maxcount %zu is smaller than sendcounts[%zu] = %zu", v.agreed_max,
                       k, v.in_counts[k]);
-      // A pull of region k could land before this rank's own stager has read partition k.
-      if (d.sendbuff != nullptr && d.sendbuff == d.recvbuff)
-        return fail(ncclInvalidArgument, fn, "recvbuff equals sendbuff: purlinAllToAllV is not in place");
+      // In place, what arrives from rank k replaces what goes to rank k: the partitions must match.
+      if (d.sendbuff != nullptr && d.sendbuff == d.recvbuff) {
+        for (size_t k = 0; k < v.in_counts.size(); ++k) {
+          if (v.in_counts[k] == 0 && v.out_counts[k] == 0) continue;
+          if (v.in_counts[k] != v.out_counts[k])
+            return fail(ncclInvalidArgument, fn, "in place (recvbuff == sendbuff) recvcounts[%zu] = %zu must equal "
+                        "sendcounts[%zu] = %zu", k, v.out_counts[k], k, v.in_counts[k]);
+          if (displacement(v.in_displs, v.in_counts, k) != displacement(v.out_displs, v.out_counts, k))
+            return fail(ncclInvalidArgument, fn, "in place (recvbuff == sendbuff) rdispls[%zu] must equal sdispls[%zu]",
+                        k, k);
+        }
+      }
       break;
     default:
       break;

@@ -49,12 +49,6 @@ ncclResult_t prepare_native(Descriptor* d) {
         return r;
     }
   }
-  // The protocol cannot serve it (a peer's pull of region k may land before this rank has
-  // staged its own partition k), and a private copy would cost a buffer of the call's
-  // size; NCCL does not document in-place AlltoAll either.
-  if (d->kind == OpKind::kAllToAll && d->count != 0 && d->sendbuff == d->recvbuff)
-    return fail(ncclInvalidUsage, fn, "in-place ncclAlltoAll (recvbuff == sendbuff) is not supported on the "
-                "native path; use distinct buffers");
   // Only reductions carry an op other than ncclSum (api_*.cc), and validation accepted it.
   if (static_cast<int>(d->op) >= ncclNumOps) {
     std::optional<UserOp> op = d->comm->user_ops.find(d->op);

@@ -44,7 +44,9 @@ ncclResult_t purlinReduceScatterV(const void* sendbuff, const size_t* sendcounts
  * receives recvcounts[k] elements from rank k at recvbuff + rdispls[k] (NULL displacements:
  * back to back). recvcounts[k] on this rank must equal sendcounts[rank] on rank k. maxcount
  * is the largest sendcounts entry over all ranks, the same value on every rank (it lets every
- * rank advance its protocol state identically without a host synchronization). Not in place. */
+ * rank advance its protocol state identically without a host synchronization). In place
+ * (sendbuff == recvbuff) each receive partition replaces the send partition of the same rank,
+ * so recvcounts and rdispls must equal sendcounts and sdispls (ncclInvalidArgument otherwise). */
 ncclResult_t purlinAllToAllV(const void* sendbuff, const size_t* sendcounts,
                              const size_t* sdispls, void* recvbuff, const size_t* recvcounts,
                              const size_t* rdispls, size_t maxcount, ncclDataType_t datatype,

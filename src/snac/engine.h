@@ -79,6 +79,7 @@ class Engine {
     e_ = h_.epochs[w];
     half_ = layout::staging_half(e_);
     skip_self_ = self_copy_is_noop();
+    own_partitions_ = stages_own_partitions();
     release_other_half(w, workers);
 
     const Role role = plan_.role(w);
@@ -134,6 +135,24 @@ class Engine {
       } else {
         return out == in + C::in_place_offset(a_.in_shape, r_) * es;
       }
+    }
+  }
+
+  // In place, an AllToAll's output region k is its input partition k: a stager reading it and
+  // the consumer overwriting it would race (a peer's chunk may arrive before this rank staged
+  // its own). So the consumer of each region stages (or pushes) that chunk itself, then
+  // consumes into the same bytes, and the stagers idle. Which local worker stages a chunk is
+  // invisible to peers, so this is a local decision; make_plan checked regions == partitions.
+  // It adds no wait that could deadlock: the stage waits only for releases and for acks of
+  // ordinal c - slots, as before. Within ordinal c, rank r blocked on region k waits for rank
+  // k to reach its region r (which it stages before it polls); if rank k is itself blocked, it
+  // is on an earlier item, a region j < r, waiting for rank j to reach region k. Every second
+  // step of such a chain lowers the region index, so it ends at a worker that progresses.
+  PURLIN_HD bool stages_own_partitions() const {
+    if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
+      return a_.input != nullptr && a_.input == a_.output;
+    } else {
+      return false;
     }
   }
 
@@ -231,21 +250,26 @@ class Engine {
 
   PURLIN_HD Status stage(const Role& role) {
     using In = typename F::Input;
-    if (!F::is_producer(r_, a_.root)) return Status::ok;
+    if (!F::is_producer(r_, a_.root) || own_partitions_) return Status::ok;
     const int width = In::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
       const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
-      const layout::Region part = input_region(k);
-      if (c >= plan_.chunking.count(part.size) || !has_readers(0, k)) continue;
-      const layout::Region chunk = plan_.chunking.range(part, c);
-      const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
-      const Status s = plan_.regime == Regime::latency ? push(role, 0, k, c, chunk.size, src)
-                                                       : stage_chunk(role, k, c, chunk.size, src);
+      const Status s = stage_item(role, k, c);
       if (s != Status::ok) return s;
     }
     return Status::ok;
+  }
+
+  // Chunk c of input partition k: staged and flagged (throughput) or pushed (latency).
+  PURLIN_HD Status stage_item(const Role& role, int k, std::uint64_t c) {
+    const layout::Region part = input_region(k);
+    if (c >= plan_.chunking.count(part.size) || !has_readers(0, k)) return Status::ok;
+    const layout::Region chunk = plan_.chunking.range(part, c);
+    const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
+    return plan_.regime == Regime::latency ? push(role, 0, k, c, chunk.size, src)
+                                           : stage_chunk(role, k, c, chunk.size, src);
   }
 
   PURLIN_HD bool has_readers(int phase, int k) const {
@@ -316,6 +340,10 @@ class Engine {
       if (Ph == 0 && skip_self_ && k == r_) continue;
       const layout::Region region = output_region<Ph>(k);
       if (c >= plan_.chunking.count(region.size)) continue;
+      if (Ph == 0 && own_partitions_) {
+        if (const Status s = stage_item(role, k, c); s != Status::ok) return s;
+        be_.sync();  // every lane's reads of the chunk before any lane's writes into it
+      }
       const Status s = plan_.regime == Regime::latency ? poll<Ph>(role, k, c, region)
                                                        : pull<Ph>(role, k, c, region);
       if (s != Status::ok) return s;
@@ -456,6 +484,7 @@ class Engine {
   Epoch e_ = 0;
   unsigned half_ = 0;
   bool skip_self_ = false;
+  bool own_partitions_ = false;  // stages_own_partitions()
   bool released_ = false;  // this worker saw every peer release the launch's half
 };
 

@@ -167,13 +167,21 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     return out;
   }
 
-  // In place, an AllToAll's output region k is rank k's input partition of this rank, which a
-  // stager may still be reading when the pull of region k lands: there is no chunk order that
-  // makes that safe without staging the whole input first, so it is refused.
+  // In place, an AllToAll's output region k is its own input partition k, which must be read
+  // (staged or pushed) before it is overwritten; the engine orders the two by having the
+  // consumer of region k stage that chunk itself first (Engine::stages_own_partitions). That
+  // needs each nonempty region to be its partition exactly: an in-place AllToAllV whose receive
+  // partitions differ from its send partitions has no meaning and is refused.
   if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
     if (args.input != nullptr && args.input == args.output) {
-      out.status = Status::bad_argument;
-      return out;
+      for (int k = 0; k < h.ranks; ++k) {
+        const layout::Region in = C::Input::region(args.in_shape, h.rank, k);
+        const layout::Region out_region = C::Output::region(args.out_shape, h.rank, k);
+        if (!(in == out_region) && (in.size != 0 || out_region.size != 0)) {
+          out.status = Status::bad_argument;
+          return out;
+        }
+      }
     }
   }
 

@@ -10,7 +10,9 @@
 #
 # Exits 0 when every process of every run passed, 1 when any failed, 2 on usage errors. Without
 # root, without nvidia-cuda-mps-control or without a GPU it reports SKIPPED and exits 0.
-# Optional environment: MPS_WORLDS="2 4" (process counts), MPS_TIMEOUT=300 (seconds per run).
+# Optional environment: MPS_WORLDS="2 4" (process counts), MPS_TIMEOUT=300 (seconds per run),
+# MPS_RANK_WRAPPER (a command each process runs under, e.g. "compute-sanitizer --tool memcheck
+# --error-exitcode 3": each process then checks its own kernels while the ranks still overlap).
 set -u -o pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -63,7 +65,8 @@ for n in ${MPS_WORLDS:-2 4}; do
   rm -f -- "$id_file"
   pids=()
   for ((r = 0; r < n; ++r)); do
-    timeout -k 10 "$timeout_s" "$bin" "$r" "$n" "$id_file" > "$out/mps_n${n}_rank${r}.log" 2>&1 &
+    # shellcheck disable=SC2086  # MPS_RANK_WRAPPER is a command line: split into words
+    timeout -k 10 "$timeout_s" ${MPS_RANK_WRAPPER:-} "$bin" "$r" "$n" "$id_file" > "$out/mps_n${n}_rank${r}.log" 2>&1 &
     pids+=($!)
   done
   for ((r = 0; r < n; ++r)); do

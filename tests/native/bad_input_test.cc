@@ -63,5 +63,23 @@ TEST_F(BadInput, HostBufferIsRefusedAndTheCommunicatorStillWorks) {
   for (float* p : dev) cudaFree(p);
 }
 
+// In place, an AllToAllV whose receive partitions are not its send partitions has no meaning:
+// every rank refuses it (none launches, so none waits), and the world still works afterwards.
+TEST_F(BadInput, InPlaceAllToAllVWithUnequalPartitionsIsRefused) {
+  World* w = world(4);
+  if (w == nullptr) return;
+  CaseLog log;
+  Case c;
+  c.coll = Coll::kAllToAllV;
+  c.type = ncclFloat32;
+  c.count = 5;
+  c.in_place = true;
+  c.v_unequal = true;
+  ASSERT_TRUE(log.run(w->runner(), c));
+  c.v_unequal = false;  // equal partitions: runs in place and is checked
+  ASSERT_TRUE(log.run(w->runner(), c));
+  EXPECT_EQ(log.failures(), 0);
+}
+
 }  // namespace
 }  // namespace purlin::native_test

@@ -45,9 +45,12 @@ void v_partitions(const Case& c, int n, Counts* counts, Counts* displs) {
 }
 
 // AllToAllV: what rank k sends rank r. The diagonal carries one extra element, so a count-0
-// case still moves something and no two partitions need be equal.
+// case still moves something and no two partitions need be equal. In place the matrix is
+// symmetric (what r sends k, k sends r), so each rank's receive partitions are its send
+// partitions, the only in-place AllToAllV there is; v_unequal keeps it asymmetric.
 std::size_t a2av_count(const Case& c, int k, int r) {
-  return static_cast<std::size_t>((k * 3 + r * 5 + c.v_seed) % 4) * c.count + (k == r ? 1 : 0);
+  const int mix = c.in_place && !c.v_unequal ? (k + r) * 3 : k * 3 + r * 5;
+  return static_cast<std::size_t>((mix + c.v_seed) % 4) * c.count + (k == r ? 1 : 0);
 }
 
 // Explicit AllToAllV displacements: partitions in reverse rank order with a one-element gap, so
@@ -126,7 +129,6 @@ bool rooted(Coll c) {
 bool variable(Coll c) {
   return c == Coll::kAllGatherV || c == Coll::kReduceScatterV || c == Coll::kAllToAllV;
 }
-bool copy_only(Coll c) { return c == Coll::kAllToAll || c == Coll::kAllToAllV; }
 
 std::string case_name(const Case& c) {
   std::string s = std::string(coll_name(c.coll)) + " " + type_name(c.type);
@@ -140,6 +142,7 @@ std::string case_name(const Case& c) {
   if (variable(c.coll)) {
     s += c.v_displs ? " displs=gaps" : " displs=NULL";
     s += " seed=" + std::to_string(c.v_seed);
+    if (c.v_unequal) s += " unequal";
   }
   return s;
 }
@@ -197,11 +200,7 @@ RankPlan plan_rank(const Case& c, int n, int r) {
       break;
     case Coll::kAllToAll:
       p.send_elems = p.recv_elems = cnt * un;
-      if (c.in_place) {
-        place(0, 0, cnt * un);
-        p.refused = true;
-        break;
-      }
+      if (c.in_place) place(0, 0, cnt * un);
       for (int k = 0; k < n; ++k) p.writes.push_back({cnt * static_cast<std::size_t>(k), cnt, k, cnt * ur});
       break;
     case Coll::kAllGatherV: {
@@ -230,8 +229,10 @@ RankPlan plan_rank(const Case& c, int n, int r) {
       plan_all_to_all_v(c, n, r, &p);
       if (c.in_place) {
         place(0, 0, std::max(p.send_elems, p.recv_elems));
-        p.refused = true;
-        p.writes.clear();
+        if (c.v_unequal) {
+          p.refused = true;
+          p.writes.clear();
+        }
       }
       break;
   }

@@ -5,6 +5,7 @@
 
 #include <nccl.h>
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -29,13 +30,14 @@ inline constexpr int kColls = 11;
 // The reduction ops: NCCL's built-ins, then PreMulSum with its scalar by value and in device memory.
 enum class Op { kSum, kProd, kMax, kMin, kAvg, kPreMulHost, kPreMulDevice };
 inline constexpr int kOps = 7;
+inline constexpr std::array<Op, kOps> kAllOps = {Op::kSum, Op::kProd,       Op::kMax,         Op::kMin,
+                                                 Op::kAvg, Op::kPreMulHost, Op::kPreMulDevice};
 
 const char* coll_name(Coll c);
 const char* op_name(Op o);
 bool reduces(Coll c);
 bool rooted(Coll c);
 bool variable(Coll c);   // a V collective (purlin.h)
-bool copy_only(Coll c);  // AllToAll(V): no in-place form; Purlin refuses it
 
 struct Case {
   Coll coll = Coll::kAllReduce;
@@ -54,6 +56,8 @@ struct Case {
   // the count patterns.
   bool v_displs = true;
   int v_seed = 0;
+  // AllToAllV in place with receive partitions unlike its send partitions: must be refused.
+  bool v_unequal = false;
 };
 
 std::string case_name(const Case& c);
@@ -78,8 +82,8 @@ struct RankPlan {
   std::size_t send_at = 0;
   std::size_t recv_at = 0;
   std::size_t buffer_elems = 0;
-  // The call must be refused with ncclInvalidUsage (in-place AllToAll(V)); count 0 may also
-  // succeed as a no-op.
+  // The call must be refused with ncclInvalidArgument or ncclInvalidUsage (in-place AllToAllV
+  // with unequal partitions); count 0 may also succeed as a no-op.
   bool refused = false;
   std::vector<Segment> writes;
 

@@ -39,8 +39,6 @@ std::vector<int> roots(Coll c, int n) { return rooted(c) && n > 1 ? std::vector<
 
 std::vector<Op> ops(Coll c, std::vector<Op> reduction_ops) { return reduces(c) ? reduction_ops : std::vector<Op>{Op::kSum}; }
 
-const std::vector<Op> kEveryOp = {Op::kSum, Op::kProd, Op::kMax, Op::kMin, Op::kAvg, Op::kPreMulHost, Op::kPreMulDevice};
-
 // {explicit displacements with gaps, pattern seed}; seeds 0 and 1 both include zero counts.
 std::vector<std::pair<bool, int>> v_variants(Coll c) {
   return variable(c) ? std::vector<std::pair<bool, int>>{{true, 0}, {false, 1}} : std::vector<std::pair<bool, int>>{{true, 0}};
@@ -101,7 +99,7 @@ TEST_P(Matrix, EveryTypeOpCountPlacementRoot) {
   if (w == nullptr) return;
   Dimensions d;
   d.types.assign(kAllTypes.begin(), kAllTypes.end());
-  d.reduction_ops = kEveryOp;
+  d.reduction_ops.assign(kAllOps.begin(), kAllOps.end());
   run_matrix(*w, GetParam().coll, d);
 }
 

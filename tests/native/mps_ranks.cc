@@ -71,6 +71,7 @@ std::vector<Case> cases(int n) {
       make(Coll::kReduceScatter, ncclFloat32, Op::kSum, count(Coll::kReduceScatter, ncclFloat32, kMiB)),
       make(Coll::kReduceScatter, ncclFloat32, Op::kMax, 1031, /*in_place=*/true),
       make(Coll::kAllToAll, ncclFloat32, Op::kSum, count(Coll::kAllToAll, ncclFloat32, kMiB)),
+      make(Coll::kAllToAll, ncclBfloat16, Op::kSum, 1031, /*in_place=*/true),
       make(Coll::kBroadcast, ncclUint8, Op::kSum, 1031, false, /*root=*/n - 1),
       make(Coll::kBroadcast, ncclBfloat16, Op::kSum, count(Coll::kBroadcast, ncclBfloat16, 4 * kMiB), true, 0),
       make(Coll::kAllGatherV, ncclBfloat16, Op::kSum, 1031),

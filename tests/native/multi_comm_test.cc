@@ -22,7 +22,7 @@ Case mixed_case(int i, int n) {
   const std::size_t es = type_bytes(c.type);
   const std::size_t counts[] = {3, (1031 / es) | 1, (std::size_t{1} << 20) / es, 1};
   c.count = counts[(i / kColls + i) % 4];
-  c.in_place = i % 3 == 0 && !copy_only(c.coll);
+  c.in_place = i % 3 == 0;
   c.root = i % n;
   c.v_displs = i % 2 == 0;
   c.v_seed = i % 3;

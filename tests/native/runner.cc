@@ -222,9 +222,7 @@ std::string Runner::finish(const std::vector<ncclResult_t>& results, ncclResult_
     const std::string who = "  rank " + std::to_string(s.local.rank) + ": ";
     const ncclResult_t r = i < results.size() ? results[i] : ncclInternalError;
     if (s.plan.refused) {
-      // Refused at the call or at ncclGroupEnd (in-place ncclAlltoAll: ncclInvalidUsage; in-place
-      // purlinAllToAllV, documented as never in place: ncclInvalidArgument); a zero count may
-      // be accepted as a no-op.
+      // Refused at the call or at ncclGroupEnd; a zero count may be accepted as a no-op.
       const auto refusal = [](ncclResult_t x) { return x == ncclInvalidUsage || x == ncclInvalidArgument; };
       const bool refused = refusal(r) || (r == ncclSuccess && refusal(group));
       const bool noop = case_.count == 0 && r == ncclSuccess && group == ncclSuccess;

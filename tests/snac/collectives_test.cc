@@ -71,7 +71,7 @@ TEST_P(Collectives, ReduceScatter) {
 
 TEST_P(Collectives, AllToAll) {
   int i = 0;
-  for (std::size_t c : kCounts) check(all_to_all<double>(n(), c), i++, false);
+  for (std::size_t c : kCounts) check(all_to_all<double>(n(), c), i++, true);
 }
 
 TEST_P(Collectives, AllReduce) {
@@ -104,6 +104,8 @@ TEST_P(Collectives, AllToAllV) {
   int i = 0;
   for (std::size_t scale : kScales) {
     check(all_to_all_v<std::int32_t>(n(), scale, i), i, false);
+    // Equal send and receive partitions on every rank: in place too.
+    check(all_to_all_v<std::int32_t>(n(), scale, i, /*symmetric=*/true), i, true);
     ++i;
   }
 }

@@ -282,15 +282,22 @@ TEST(Protocol, InPlaceSelfCopyIsSkipped) {
   expect_self_copy_skipped(scatter<std::uint64_t>(1, 101, 0));
 }
 
-TEST(Protocol, InPlaceAllToAllIsRejected) {
-  HostWorld world(test_world(2));
-  std::vector<float> buf(8);
-  Args<L::AllToAll, float> a = fixed_args<L::AllToAll>(4, 2);
+// In place, an AllToAllV needs each receive partition to be the send partition it replaces;
+// otherwise the call has no meaning and is refused before anything runs.
+TEST(Protocol, InPlaceAllToAllVWithUnequalPartitionsIsRejected) {
+  const int n = 2;
+  VMatrix m(n, 3, 0, /*symmetric=*/false);
+  ASSERT_NE(m.send[0], m.recv[0]);
+  HostWorld world(test_world(n));
+  std::vector<std::int32_t> buf(64);
+  Args<L::AllToAllV, std::int32_t> a;
+  a.in_shape = {m.send[0].data(), m.sdispl[0].data(), n};
+  a.out_shape = {m.recv[0].data(), m.rdispl[0].data(), n};
+  a.agreed_max_elems = m.max;
   a.input = a.output = buf.data();
-  const Status status = world.run(1, [&](int r, int, const HostBackend& be) {
-    return host_launch<L::AllToAll, float>(be, world.handle(r), Policy{}, a);
-  });
-  EXPECT_EQ(status, Status::bad_argument);
+  EXPECT_EQ(make_plan(Policy{}, world.handle(0), a).status, Status::bad_argument);
+  a.output = buf.data() + 32;
+  EXPECT_EQ(make_plan(Policy{}, world.handle(0), a).status, Status::ok);
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ Spec<L::AllToAll, E> all_to_all(int n, std::size_t c) {
     a.in_shape = a.out_shape = L::FixedShape::uniform(c, n);
     return a;
   };
-  s.in_place = [](int) { return std::optional<InPlace>(); };
+  s.in_place = [](int) { return std::optional<InPlace>({false, 0}); };
   s.expect = [=](int r, const auto& in, const Expected<E>& out) {
     for (int k = 0; k < n; ++k) {
       for (std::size_t i = 0; i < c; ++i) out.set(k * c + i, in[k][r * c + i]);
@@ -306,17 +306,20 @@ Spec<L::ReduceScatterV, E, Op> reduce_scatter_v(int n, std::size_t scale, int se
   return s;
 }
 
-// AllToAllV: rank k sends send[k][r] elements to rank r; displacements are per rank.
+// AllToAllV: rank k sends send[k][r] elements to rank r; displacements are per rank. A
+// symmetric matrix (send[k][r] == send[r][k]) gives every rank equal send and receive
+// partitions, the only AllToAllV that has an in-place form.
 struct VMatrix {
   int n;
   std::vector<std::vector<std::size_t>> send, sdispl, recv, rdispl;
   std::size_t max = 0;
 
-  VMatrix(int ranks, std::size_t scale, int seed)
+  VMatrix(int ranks, std::size_t scale, int seed, bool symmetric)
       : n(ranks), send(n), sdispl(n), recv(n), rdispl(n) {
     for (int k = 0; k < n; ++k) {
       for (int r = 0; r < n; ++r) {
-        send[k].push_back(((k * 3 + r * 5 + seed) % 4) * scale + (k == r ? 1 : 0));
+        const int mix = symmetric ? (k + r) * 3 : k * 3 + r * 5;
+        send[k].push_back(((mix + seed) % 4) * scale + (k == r ? 1 : 0));
         max = std::max(max, send[k].back());
       }
     }
@@ -346,8 +349,8 @@ struct VMatrix {
 };
 
 template <class E>
-Spec<L::AllToAllV, E> all_to_all_v(int n, std::size_t scale, int seed) {
-  auto m = std::make_shared<VMatrix>(n, scale, seed);
+Spec<L::AllToAllV, E> all_to_all_v(int n, std::size_t scale, int seed, bool symmetric = false) {
+  auto m = std::make_shared<VMatrix>(n, scale, seed, symmetric);
   Spec<L::AllToAllV, E> s;
   s.ranks = n;
   s.in_elems = [=](int r) { return VMatrix::extent(m->send[r], m->sdispl[r]); };
@@ -359,7 +362,9 @@ Spec<L::AllToAllV, E> all_to_all_v(int n, std::size_t scale, int seed) {
     a.agreed_max_elems = m->max;
     return a;
   };
-  s.in_place = [](int) { return std::optional<InPlace>(); };
+  s.in_place = [=](int) {
+    return symmetric ? std::optional<InPlace>({false, 0}) : std::optional<InPlace>();
+  };
   s.expect = [=](int r, const auto& in, const Expected<E>& out) {
     for (int k = 0; k < n; ++k) {
       for (std::size_t i = 0; i < m->recv[r][k]; ++i) {
