@@ -8,7 +8,9 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "device_scope.h"
 #include "errors.h"
+#include "launch/bridge.h"
 #include "real_nccl.h"
 #include "router.h"
 #include "runtime/topology/topology.h"
@@ -122,6 +124,14 @@ namespace {
 // same routing decision, so every rank is here, and a failure fails all of them alike.
 ncclResult_t create_native(ncclComm* c) {
   ncclResult_t res = runtime::DeviceState::create(*c->core, runtime::DeviceStateConfig::from_env(), &c->native);
+  if (res == ncclSuccess) {
+    // Before any kernel of this communicator runs (launch::load_kernels says why).
+    DeviceScope device(c->cuda_device);
+    if (const cudaError_t e = launch::load_kernels(); e != cudaSuccess) {
+      PURLIN_WARN("rank %d/%d: loading the native kernels failed: %s", c->rank, c->nranks, cudaGetErrorString(e));
+      res = ncclUnhandledCudaError;
+    }
+  }
   if (res != ncclSuccess) {
     c->native.reset();
     return fail(res, "ncclCommInitRank",

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   setenv("PURLIN_TIMEOUT_S", "60", /*overwrite=*/0);  // a hang becomes an error
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);            // each result line survives a kill
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "no CUDA device\n");

@@ -52,6 +52,23 @@ Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
   return kernel->launch(handle, control, policy, call);
 }
 
+cudaError_t load_kernels() {
+  cudaFuncAttributes attributes{};
+  for (const Kernel& k : copy_kernels().at) {
+    if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) return e;
+  }
+  for (const ReduceTableFn table : kReduceTables) {
+    for (const auto& row : table().at) {
+      for (const Kernel& k : row) {
+        if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) {
+          return e;
+        }
+      }
+    }
+  }
+  return cudaSuccess;
+}
+
 int workers(const snac::Handle& handle, const snac::Policy& policy, const Call& call) {
   const Kernel* kernel = nullptr;
   if (!lookup(call, kernel).ok()) return 0;

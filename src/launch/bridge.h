@@ -26,6 +26,16 @@ struct Result {
 Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
               const snac::Policy& policy, const Call& call);
 
+// Loads every kernel of the list into the current device's context. CUDA loads kernels lazily
+// by default (CUDA_MODULE_LOADING=LAZY): the first launch of a kernel loads it, and loading may
+// wait for the kernels already running on the device to finish (the CUDA programming guide's
+// lazy-loading caveat on concurrent execution). A SNAC kernel waits for the other ranks'
+// kernels and theirs for it, so a first launch while peers run can hang: 8 ranks sharing one
+// H200 hung in 2 of 8 benchmark processes at a collective's first call. Called when a native
+// communicator is created, before any of its kernels run; cheap after the first time per
+// device (each kernel is loaded once per context).
+cudaError_t load_kernels();
+
 // Workers (CTAs) the call's plan uses, e.g. for co-residency budgets; 0 if it cannot be planned.
 int workers(const snac::Handle& handle, const snac::Policy& policy, const Call& call);
 
