@@ -26,18 +26,20 @@ void override_bytes(const char* name, std::int64_t min, std::size_t& value) {
   value = static_cast<std::size_t>(v);
 }
 
-void override_roles(const char* name, snac::Roles& roles) {
+// True when `name` set valid roles.
+bool override_roles(const char* name, snac::Roles& roles) {
   const std::string text = env::get_string(name);
-  if (text.empty()) return;
+  if (text.empty()) return false;
   if (const auto parsed = parse_roles(text)) {
     roles = *parsed;
-    return;
+    return true;
   }
   PURLIN_WARN(
       "%s=%s: expected \"stagers,consumers,finishers[,team]\", each >= 1, groups multiples of "
       "team, at most %d in all; keeping %d,%d,%d,%d",
       name, text.c_str(), kMaxWorkers, roles.stagers, roles.consumers, roles.finishers,
       roles.team);
+  return false;
 }
 
 }  // namespace
@@ -74,7 +76,8 @@ snac::Policy apply_env(snac::Policy p) {
   override_bytes("PURLIN_CHUNK_BYTES", 16, p.chunk_bytes);
   override_bytes("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
   override_bytes("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
-  override_roles("PURLIN_ROLES", p.throughput);
+  // Roles given explicitly are used as given, also where the table would balance a budget.
+  if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;
   override_roles("PURLIN_LATENCY_ROLES", p.latency);
   return p;
 }

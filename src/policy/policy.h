@@ -41,12 +41,19 @@ snac::Policy table_policy(int sm_major);
 // `p` with the environment's overrides applied.
 snac::Policy apply_env(snac::Policy p);
 
-// `p` with each regime's roles scaled down (every group >= 1, team 1 when scaled) until
-// workers x ranks_on_gpu fits sm_count. When even one CTA per group does not fit, the roles
+// `p` with each regime's roles scaled down (every group >= 1, team 1 when scaled), and the
+// throughput worker budget capped (at least 3, one per group), until workers x ranks_on_gpu
+// fits sm_count. When even one CTA per group does not fit, the roles
 // end at {1, 1, 1, 1} and coresident() reports false.
 snac::Policy fit_coresident(snac::Policy p, const Facts& facts);
 
-// fit_coresident(apply_env(table_policy(sm_major))).
+// `p` for ranks sharing one GPU (ranks_on_gpu > 1): the table's shared chunk, and a
+// throughput worker budget of the rank's share of the SMs that each launch splits over its
+// role groups by bytes moved (snac::Policy::throughput_workers). Unchanged otherwise.
+snac::Policy shared_gpu(snac::Policy p, const Facts& facts);
+
+// fit_coresident(apply_env(shared_gpu(table_policy(sm_major)))). PURLIN_ROLES, when set,
+// replaces the budget with fixed roles.
 snac::Policy select(const Facts& facts);
 
 // The most workers (CTAs) one launch of `p` may use: all three role groups of a composition,

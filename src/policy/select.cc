@@ -48,21 +48,34 @@ snac::Policy table_policy(int sm_major) {
   return p;
 }
 
+snac::Policy shared_gpu(snac::Policy p, const Facts& facts) {
+  if (facts.ranks_on_gpu <= 1 || facts.sm_count <= 0) return p;
+  const Row& row = row_for(facts.sm_major);
+  p.chunk_bytes = row.shared_chunk_bytes;
+  // The rank's share of the SMs (at most the row's), split per collective by the bytes each role group moves
+  // (snac::balanced_roles). Measured on one H200 with 8 ranks (perf/snac results
+  // h200-20261202-roles), 256 MiB at 256 KiB chunks: AllGather 31% HBM efficiency with the
+  // table's 2 + 4 CTAs, 77% with 3 + 12; AllToAll 15% with 2 + 4, 40% with 6 + 9.
+  p.throughput_workers = std::min(row.shared_workers, facts.sm_count / facts.ranks_on_gpu);
+  return p;
+}
+
 snac::Policy fit_coresident(snac::Policy p, const Facts& facts) {
   // Unknown SM count: nothing to fit against (coresident() reports false).
   if (facts.sm_count <= 0) return p;
   const int budget = facts.sm_count / std::max(1, facts.ranks_on_gpu);
   shrink_to(p.throughput, budget);
   shrink_to(p.latency, budget);
+  p.throughput_workers = std::min(p.throughput_workers, std::max(budget, 3));
   return p;
 }
 
 snac::Policy select(const Facts& facts) {
-  return fit_coresident(apply_env(table_policy(facts.sm_major)), facts);
+  return fit_coresident(apply_env(shared_gpu(table_policy(facts.sm_major), facts)), facts);
 }
 
 int max_workers(const snac::Policy& p) {
-  return std::max(workers(p.throughput), workers(p.latency));
+  return std::max({workers(p.throughput), workers(p.latency), p.throughput_workers});
 }
 
 bool coresident(const snac::Policy& p, const Facts& facts) {

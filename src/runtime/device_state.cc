@@ -305,13 +305,15 @@ void DeviceState::Impl::report(int ranks) const {
       "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
-      "latency max %zu, roles %d/%d/%d/%d throughput, %d/%d/%d/%d latency; timeout %llu ns",
+      "latency max %zu, roles %d/%d/%d/%d throughput (or %d workers split by bytes moved), "
+      "%d/%d/%d/%d latency; timeout %llu ns",
       rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
       peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
       handle.epoch_slots, local_layout.counters.bytes, local_layout.scratch.bytes,
       3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
       handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
-      policy.latency_max_bytes, t.stagers, t.consumers, t.finishers, t.team, l.stagers,
+      policy.latency_max_bytes, t.stagers, t.consumers, t.finishers, t.team,
+      policy.throughput_workers, l.stagers,
       l.consumers, l.finishers, l.team, static_cast<unsigned long long>(control.timeout_ns));
 }
 

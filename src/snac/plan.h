@@ -153,6 +153,46 @@ PURLIN_HD constexpr Share team_share(std::size_t bytes, int parts, int index) {
   return {lo, layout::detail::min_of(e * grain, bytes) - lo};
 }
 
+// Copy-equivalent bytes (one chunk read + one written = 2) that consuming one chunk ordinal of
+// an output of `regions` regions moves: a copy reads and writes each region's chunk, a
+// reduction over n ranks reads n chunks and writes one.
+PURLIN_HD constexpr long consume_units(int regions, bool reduces, int ranks) {
+  return static_cast<long>(regions) * (reduces ? ranks + 1 : 2);
+}
+
+// Policy::throughput_workers split over the role groups of C in proportion to the bytes each
+// moves per chunk ordinal: stagers copy every input partition's chunk, consumers (and a
+// composition's finishers) consume_units of their output. Every group gets at least one
+// worker; rounding leftovers go to, or come from, the heaviest group. Team 1.
+template <class C>
+PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks) {
+  using P = Program<C>;
+  const long w[3] = {2L * P::F::Input::regions(ranks),
+                     consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
+                     P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
+                                 : 0};
+  const int groups = P::groups;
+  long total = 0;
+  for (int g = 0; g < groups; ++g) total += w[g];
+  int size[3] = {0, 0, 0};
+  int sum = 0;
+  int heaviest = 0;
+  for (int g = 0; g < groups; ++g) {
+    size[g] = static_cast<int>(layout::detail::max_of<long>(1, (2 * workers * w[g] + total) / (2 * total)));
+    sum += size[g];
+    if (w[g] > w[heaviest]) heaviest = g;
+  }
+  for (; sum < workers; ++sum) ++size[heaviest];
+  while (sum > workers) {  // shrink the largest group, never below 1
+    int largest = 0;
+    for (int g = 1; g < groups; ++g) largest = size[g] > size[largest] ? g : largest;
+    if (size[largest] == 1) break;
+    --size[largest];
+    --sum;
+  }
+  return Roles{size[0], size[1], groups == 3 ? size[2] : 1, 1};
+}
+
 template <class C, class E>
 PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
                                          const Args<C, E>& args) {
@@ -196,6 +236,9 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
   const bool small = policy.latency_max_bytes != 0 && max_bytes <= policy.latency_max_bytes;
   plan.regime = packets_fit && small ? Regime::latency : Regime::throughput;
   plan.roles = policy.roles(plan.regime);
+  if (plan.regime == Regime::throughput && policy.throughput_workers > 0) {
+    plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks);
+  }
 
   if (plan.regime == Regime::latency) {
     const std::size_t chunk = layout::detail::round_up(

@@ -51,6 +51,13 @@ struct Policy {
   Roles throughput{2, 4, 2, 1};
   Roles latency{2, 2, 2, 1};
 
+  // Nonzero: the throughput regime splits this many workers over a collective's role groups in
+  // proportion to the bytes each group moves per chunk ordinal (plan.h: balanced_roles),
+  // instead of using `throughput`. For ranks sharing one GPU, where stage and pull are both
+  // HBM copies and each group's speed is its CTA count: an AllGather stages one partition and
+  // pulls n, an AllToAll stages and pulls n, and fixed roles starve one or the other.
+  int throughput_workers = 0;
+
   PURLIN_HD const Roles& roles(Regime r) const {
     return r == Regime::latency ? latency : throughput;
   }

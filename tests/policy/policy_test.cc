@@ -74,19 +74,37 @@ TEST_F(PolicyTest, RowsCoverEveryArchitecture) {
       EXPECT_EQ(roles.finishers % roles.team, 0);
     }
     EXPECT_GE(r.chunk_bytes, 16u);
+    EXPECT_GE(r.shared_chunk_bytes, 16u);
+    EXPECT_GE(r.shared_workers, 3) << "one worker per role group of a composition";
     EXPECT_LE(r.latency_max_bytes, 64u * 1024) << "beyond the default packet buffer";
   }
 }
 
-TEST_F(PolicyTest, EightRanksOnOneH200KeepFullRoles) {
-  for (int on_gpu : {1, 8}) {
-    const Facts f{9, 132, 8, on_gpu};
-    const snac::Policy p = select(f);
-    EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
-    EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
-    EXPECT_TRUE(coresident(p, f));
-    EXPECT_EQ(max_workers(p), 8);
-  }
+TEST_F(PolicyTest, OneRankPerGpuKeepsTheTable) {
+  const Facts f{9, 132, 8, 1};
+  const snac::Policy p = select(f);
+  EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
+  EXPECT_EQ(p.throughput_workers, 0);
+  EXPECT_EQ(p.chunk_bytes, table_policy(9).chunk_bytes);
+  EXPECT_TRUE(coresident(p, f));
+  EXPECT_EQ(max_workers(p), 8);
+}
+
+TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
+  const Facts f{9, 132, 8, 8};  // 16 SMs per rank
+  const snac::Policy p = select(f);
+  EXPECT_EQ(p.throughput_workers, 16);
+  EXPECT_EQ(p.chunk_bytes, row_for(9).shared_chunk_bytes);
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
+  EXPECT_TRUE(coresident(p, f));
+  EXPECT_EQ(max_workers(p), 16);
+  EXPECT_EQ(plan_all_reduce(p, 8, 1 << 20), snac::Status::ok);
+  // Explicit roles replace the budget.
+  set("PURLIN_ROLES", "3,12,1");
+  const snac::Policy q = select(f);
+  EXPECT_EQ(q.throughput_workers, 0);
+  EXPECT_TRUE(same_roles(q.throughput, snac::Roles{3, 12, 1, 1}));
 }
 
 TEST_F(PolicyTest, CrowdedGpuShrinksLargestGroupsFirst) {
@@ -95,6 +113,7 @@ TEST_F(PolicyTest, CrowdedGpuShrinksLargestGroupsFirst) {
   const snac::Policy p = select(f);
   EXPECT_TRUE(same_roles(p.throughput, snac::Roles{1, 2, 1, 1}));
   EXPECT_TRUE(same_roles(p.latency, snac::Roles{1, 2, 1, 1}));
+  EXPECT_EQ(p.throughput_workers, 4);
   EXPECT_TRUE(coresident(p, f));
   EXPECT_EQ(plan_all_reduce(p, 32, 1000), snac::Status::ok);
   EXPECT_EQ(plan_all_reduce(p, 32, 1 << 20), snac::Status::ok);

@@ -114,6 +114,40 @@ TEST(Plan, OrdinalsComeFromTheLargestPartitionAnywhere) {
   EXPECT_EQ(make_plan(p, geometry(2, 1 << 16, 64, 0, 16), a).plan.ordinals, 7u);
 }
 
+// A worker budget splits by the bytes each group moves per chunk ordinal: an AllGather stages
+// one partition and copies n, an AllToAll stages and copies n, a reduction reads n + 1.
+TEST(Plan, BalancedRolesFollowTheBytesEachGroupMoves) {
+  auto same = [](const Roles& a, const Roles& b) {
+    return a.stagers == b.stagers && a.consumers == b.consumers && a.finishers == b.finishers &&
+           a.team == b.team;
+  };
+  EXPECT_TRUE(same(balanced_roles<L::AllGather>(16, 8), Roles{2, 14, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllToAll>(16, 8), Roles{8, 8, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::ReduceScatter>(16, 8), Roles{10, 6, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllReduce>(16, 8), Roles{6, 4, 6, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllGather>(66, 2), Roles{22, 44, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllReduce>(3, 32), Roles{1, 1, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllGather>(2, 1), Roles{1, 1, 1, 1}));
+  // Every worker is used, every group has one, at every budget and world size.
+  for (int n : {1, 2, 3, 8, 64}) {
+    for (int b = 3; b <= 40; ++b) {
+      const Roles r = balanced_roles<L::AllReduce>(b, n);
+      EXPECT_EQ(r.stagers + r.consumers + r.finishers, b) << n << " " << b;
+      EXPECT_GE(std::min({r.stagers, r.consumers, r.finishers}), 1);
+      const Roles g = balanced_roles<L::Gather>(b, n);
+      EXPECT_EQ(g.stagers + g.consumers, b) << n << " " << b;
+    }
+  }
+  // make_plan uses it in the throughput regime only.
+  Policy p;
+  p.throughput_workers = 16;
+  p.latency_max_bytes = 0;
+  Args<L::AllToAll, float> a = fixed_args<L::AllToAll>(8 * 1000, 8);
+  const PlanResult planned = make_plan(p, geometry(8, 1 << 20, 64, 0, 16), a);
+  ASSERT_EQ(planned.status, Status::ok);
+  EXPECT_TRUE(same(planned.plan.roles, Roles{8, 8, 1, 1}));
+}
+
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
   for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
     for (int parts : {1, 2, 3, 7}) {
