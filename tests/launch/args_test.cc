@@ -273,11 +273,10 @@ TEST(LaunchArgs, PlanningVerdictsNameTheirCause) {
   EXPECT_EQ(r.status, snac::Status::bad_argument);
   EXPECT_STREQ(r.what, "root");
 
+  // In place, AllToAll plans (each region's consumer stages its own chunk first).
   Call a2a = call_of(Collective::all_to_all, kFloat, 100);  // input == output
   Prepared<L::AllToAll, CopyElement> in_place;
-  EXPECT_EQ((prepare<L::AllToAll, CopyElement, atom::op::Sum>(handle(0, 2), policy, a2a, in_place)
-                 .status),
-            snac::Status::bad_argument);
+  EXPECT_TRUE((prepare<L::AllToAll, CopyElement, atom::op::Sum>(handle(0, 2), policy, a2a, in_place).ok()));
 
   snac::Handle few = handle(0, 2);
   few.epoch_slots = 4;  // AllReduce's default roles take 8 workers
