@@ -45,6 +45,7 @@ snac::Policy table_policy(int sm_major) {
   p.latency_max_bytes = row.latency_max_bytes;
   p.throughput = row.throughput;
   p.latency = row.latency;
+  p.min_ring_slots = row.min_ring_slots;
   return p;
 }
 

@@ -24,6 +24,9 @@ struct Row {
   std::size_t shared_chunk_bytes = 0;
   // ... and the most workers per rank (within its share of the SMs), split by bytes moved.
   int shared_workers = 0;
+  // Throughput pipeline depth (snac::Policy::min_ring_slots): the chunk shrinks until the
+  // staging ring holds this many slots.
+  std::size_t min_ring_slots = 0;
 };
 
 inline constexpr std::size_t kKiB = 1024;
@@ -39,8 +42,8 @@ inline constexpr std::array<Row, 3> kTable{{
     //  crossover 64 KiB: not measured on A100; 64 KiB of extra packet bytes at 300 GB/s cost
     //    ~0.2 us, still under the ~0.7 us push saved on H200 at a similar RTT.
     //  roles: 8 CTAs pulled 264 GB/s, so 2 stagers + 4 consumers + 2 finishers = 8 workers.
-    //  shared chunk 1 MiB, 16 workers: H200's (below), not measured on A100.
-    {8, 128 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16},
+    //  shared chunk 1 MiB, 16 workers, ring depth 4: H200's (below), not measured on A100.
+    {8, 128 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
     // H200 (sm_90): R 450 GB/s, RTT 2.1 us, BDP 1 MiB; pull 372 GB/s with 8 CTAs.
     //  chunk 256 KiB: two pipeline windows, 4 consumers x 256 KiB = the 1 MiB BDP in flight.
     //  crossover 64 KiB: push 1.4 us vs pull 2.1 us median; 64 KiB of extra wire bytes at
@@ -55,14 +58,18 @@ inline constexpr std::array<Row, 3> kTable{{
     //  shared workers 16: what 8 ranks get (132 SMs / 8), the only count measured; fewer
     //    ranks keep the rest of the SMs free for other work (a second communicator's
     //    kernels must be resident too, or the two can deadlock).
-    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16},
+    //  ring depth 4: 8 ranks on one H200, AllReduce 256 MiB with 1 MiB chunks in the default
+    //    32 MiB staging (one 9-stride slot per half): 8% HBM efficiency; with 128 MiB staging
+    //    (7 slots) 31%. Four slots shrink that chunk to 452 KiB instead of growing staging.
+    //    One rank per GPU with 256 KiB chunks already has 7 slots up to 8 ranks.
+    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
     //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow
     //    with them so the 16 CTAs that reached 761 GB/s all work (4 + 8 + 4).
     //  crossover 64 KiB: not measured on B200; the extra wire time only shrinks at 900 GB/s,
     //    and a larger value would exceed the default packet buffer and never apply.
-    //  shared chunk 1 MiB, 16 workers: H200's, not measured on B200.
-    {10, 256 * kKiB, 4 * kKiB, 64 * kKiB, {4, 8, 4, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16},
+    //  shared chunk 1 MiB, 16 workers, ring depth 4: H200's, not measured on B200.
+    {10, 256 * kKiB, 4 * kKiB, 64 * kKiB, {4, 8, 4, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
 }};
 
 constexpr bool rows_in_order() {

@@ -253,7 +253,16 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
       out.status = Status::staging_too_small;
       return out;
     }
-    plan.chunking = layout::Chunking::make(layout::detail::min_of(policy.chunk_bytes, fits), es);
+    std::size_t chunk = layout::detail::min_of(policy.chunk_bytes, fits);
+    const std::size_t depth = layout::detail::max_of<std::size_t>(policy.min_ring_slots, 1);
+    const std::size_t deep = half / (strides * depth);
+    if (deep < chunk) {
+      // 4 KiB keeps shrunk chunks on whole Atom vectors; below it the depth is not worth more
+      // flags per byte, and the ring keeps what fits.
+      constexpr std::size_t kGrain = 4096;
+      chunk = deep >= kGrain ? deep - deep % kGrain : layout::detail::min_of(chunk, kGrain);
+    }
+    plan.chunking = layout::Chunking::make(chunk, es);
     plan.half_bytes = half;
     plan.ring = layout::StagingRing::fit(half, plan.chunking.stride * strides);
     plan.ring.slots = layout::detail::min_of<std::uint64_t>(plan.ring.slots, h.slots);

@@ -58,6 +58,13 @@ struct Policy {
   // pulls n, an AllToAll stages and pulls n, and fixed roles starve one or the other.
   int throughput_workers = 0;
 
+  // Throughput pipeline depth: the chunk shrinks (to a 4 KiB multiple) until the staging ring
+  // holds this many slots. A one-slot ring serializes stage, pull and drain acknowledgment of
+  // every chunk; a composition's slot holds n + 1 strides, so an AllReduce over 8 ranks with
+  // 1 MiB chunks in a 16 MiB half gets one slot. 1: the ring only has to fit (the policy
+  // table, policy/table.h, asks for more).
+  std::size_t min_ring_slots = 1;
+
   PURLIN_HD const Roles& roles(Regime r) const {
     return r == Regime::latency ? latency : throughput;
   }

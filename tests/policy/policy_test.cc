@@ -16,7 +16,7 @@ namespace L = purlin::layout;
 
 constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
-                                      "PURLIN_LATENCY_ROLES"};
+                                      "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS"};
 
 class PolicyTest : public ::testing::Test {
  protected:
@@ -37,7 +37,7 @@ int total(const snac::Roles& r) { return r.stagers + r.consumers + r.finishers; 
 
 // An n-rank AllReduce of `floats` per partition planned with `p` on a handle sized as
 // DeviceState sizes it.
-snac::Status plan_all_reduce(const snac::Policy& p, int ranks, std::size_t floats) {
+snac::PlanResult plan_all_reduce_result(const snac::Policy& p, int ranks, std::size_t floats) {
   snac::Handle h;
   h.ranks = ranks;
   h.staging_bytes = 32u << 20;
@@ -46,7 +46,11 @@ snac::Status plan_all_reduce(const snac::Policy& p, int ranks, std::size_t float
   h.epoch_slots = max_workers(p);
   snac::Args<L::AllReduce, float> a;
   a.in_shape = a.out_shape = L::FixedShape::split(floats * static_cast<std::size_t>(ranks), ranks);
-  return snac::make_plan(p, h, a).status;
+  return snac::make_plan(p, h, a);
+}
+
+snac::Status plan_all_reduce(const snac::Policy& p, int ranks, std::size_t floats) {
+  return plan_all_reduce_result(p, ranks, floats).status;
 }
 
 TEST_F(PolicyTest, H200RowIsSnacsDefault) {
@@ -100,6 +104,14 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   EXPECT_TRUE(coresident(p, f));
   EXPECT_EQ(max_workers(p), 16);
   EXPECT_EQ(plan_all_reduce(p, 8, 1 << 20), snac::Status::ok);
+  // 1 MiB chunks of 9 strides fill a 16 MiB half once; the table's depth shrinks them.
+  const snac::Plan deep = plan_all_reduce_result(p, 8, 64 << 20).plan;
+  EXPECT_GE(deep.ring.slots, row_for(9).min_ring_slots);
+  EXPECT_LT(deep.chunking.stride, row_for(9).shared_chunk_bytes);
+  EXPECT_EQ(deep.chunking.stride % 4096, 0u);
+  snac::Policy shallow = p;
+  shallow.min_ring_slots = 1;
+  EXPECT_EQ(plan_all_reduce_result(shallow, 8, 64 << 20).plan.ring.slots, 1u);
   // Explicit roles replace the budget.
   set("PURLIN_ROLES", "3,12,1");
   const snac::Policy q = select(f);
@@ -156,7 +168,9 @@ TEST_F(PolicyTest, EnvironmentOverrides) {
   set("PURLIN_LATENCY_MAX_BYTES", "0");
   set("PURLIN_ROLES", "4,8,4");
   set("PURLIN_LATENCY_ROLES", "2,4,2,2");
+  set("PURLIN_RING_SLOTS", "2");
   const snac::Policy p = select(Facts{9, 132, 8, 1});
+  EXPECT_EQ(p.min_ring_slots, 2u);
   EXPECT_EQ(p.chunk_bytes, 131072u);
   EXPECT_EQ(p.packet_chunk_bytes, 8192u);
   EXPECT_EQ(p.latency_max_bytes, 0u);
@@ -176,6 +190,10 @@ TEST_F(PolicyTest, BadEnvironmentValuesKeepTheTable) {
   for (const char* bad : {"-1", "many", "1e4"}) {
     set("PURLIN_LATENCY_MAX_BYTES", bad);
     EXPECT_EQ(select(Facts{}).latency_max_bytes, table.latency_max_bytes) << bad;
+  }
+  for (const char* bad : {"0", "-2", "four"}) {
+    set("PURLIN_RING_SLOTS", bad);
+    EXPECT_EQ(select(Facts{}).min_ring_slots, table.min_ring_slots) << bad;
   }
   for (const char* bad : {"0,4,2", "2,4", "2,4,2,1,1", "3,4,2,2", "2,,2", "2,4,2,", "a,b,c",
                           "2,4,-2", "600,600,1", "2 ,4,2"}) {
