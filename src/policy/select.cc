@@ -53,10 +53,11 @@ snac::Policy shared_gpu(snac::Policy p, const Facts& facts) {
   if (facts.ranks_on_gpu <= 1 || facts.sm_count <= 0) return p;
   const Row& row = row_for(facts.sm_major);
   p.chunk_bytes = row.shared_chunk_bytes;
-  // The rank's share of the SMs (at most the row's), split per collective by the bytes each role group moves
-  // (snac::balanced_roles). Measured on one H200 with 8 ranks (perf/snac results
-  // h200-20261202-roles), 256 MiB at 256 KiB chunks: AllGather 31% HBM efficiency with the
-  // table's 2 + 4 CTAs, 77% with 3 + 12; AllToAll 15% with 2 + 4, 40% with 6 + 9.
+  // The rank's share of the SMs (at most the row's), split per collective by the bytes each
+  // role group moves (snac::balanced_roles). Measured on one H200 with 8 ranks, 256 MiB at
+  // 256 KiB chunks: AllGather 31% HBM efficiency with the table's 2 + 4 CTAs
+  // (perf/snac/results/h200-20261202), 77% with 3 + 12; AllToAll 14% with 2 + 4, 40% with
+  // 6 + 9 (PURLIN_ROLES sweeps of 2026-12-02, files not kept; policy/table.h).
   p.throughput_workers = std::min(row.shared_workers, facts.sm_count / facts.ranks_on_gpu);
   return p;
 }

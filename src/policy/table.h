@@ -53,15 +53,18 @@ inline constexpr std::array<Row, 3> kTable{{
     //    NVLink and a stage does not; latency has no drain traffic, so it is balanced.
     //  These are snac::Policy's defaults (policy_test checks they agree).
     //  shared chunk 1 MiB: 8 ranks on one H200, AllGather 256 MiB with 3 stagers + 12
-    //    consumers: 77% HBM efficiency at 256 KiB chunks, 90% at 1 MiB (perf/snac results
-    //    h200-20261202-roles): fewer flag round trips and longer copies per pull.
+    //    consumers: 77% HBM efficiency at 256 KiB chunks, 90% at 1 MiB (snac_bench sweeps of
+    //    2026-12-02 with PURLIN_ROLES / PURLIN_CHUNK_BYTES; their files were lost, see
+    //    perf/snac/results/h200-20261203-ringdepth): fewer flag round trips, longer pulls.
     //  shared workers 16: what 8 ranks get (132 SMs / 8), the only count measured; fewer
     //    ranks keep the rest of the SMs free for other work (a second communicator's
     //    kernels must be resident too, or the two can deadlock).
-    //  ring depth 4: 8 ranks on one H200, AllReduce 256 MiB with 1 MiB chunks in the default
-    //    32 MiB staging (one 9-stride slot per half): 8% HBM efficiency; with 128 MiB staging
-    //    (7 slots) 31%. Four slots shrink that chunk to 452 KiB instead of growing staging.
-    //    One rank per GPU with 256 KiB chunks already has 7 slots up to 8 ranks.
+    //  ring depth 4: an 8-rank AllReduce slot is 9 strides, so 1 MiB chunks fill a 16 MiB
+    //    staging half once and stage, pull and drain serialize. Four slots shrink that chunk
+    //    to 452 KiB instead of growing staging: AllReduce 256 MiB, 8 ranks on one H200,
+    //    26% HBM efficiency (perf/snac results h200-20261203-ringdepth; 15% with the fixed
+    //    roles and 256 KiB chunks of h200-20261202). One rank per GPU with 256 KiB chunks
+    //    already has 7 slots up to 8 ranks.
     {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
     //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow
