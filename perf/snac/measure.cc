@@ -73,7 +73,12 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     cudaEventCreate(&a);
     cudaEventCreate(&b);
 
+    // Warm-up, then the probe from a common start: a rank whose thread starts late would
+    // otherwise stretch its peers' probe, and a slow probe shrinks the graph to a launch-bound
+    // 1 call x 3 replays.
     call();
+    if (cudaStreamSynchronize(st) != cudaSuccess) fail("warm-up: stream error");
+    sync.arrive_and_wait();
     cudaEventRecord(a, st);
     call();
     cudaEventRecord(b, st);

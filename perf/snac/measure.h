@@ -38,7 +38,8 @@ struct Timing {
   std::string error;
 };
 
-// Per rank, in its own thread: two eager calls (the second timed, as a probe), capture `calls`
+// Per rank, in its own thread: two eager calls, all ranks starting the second (timed, as a
+// probe) together once every first call finished, capture `calls`
 // calls into a CUDA graph on the rank's stream, one replay to warm up, then `replays` replays
 // between two events. calls is max_calls unless the probe's slowest rank says a replay would
 // exceed replay_ms; then fewer (at least 1), and 3 replays when a single call takes longer than

@@ -5,6 +5,7 @@
 // Writes OUTDIR/snac.csv (perf/snac/README.md explains the columns).
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +133,12 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Seconds since start on every log line: where a run's time goes (communicator creation,
+  // one size) shows without a profiler.
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   const double rw = memcpy_rw_GBps(256 * kMiB, 20);
   std::printf("cudaMemcpyAsync device to device, 256 MiB: R = %.0f GB/s read + write\n", rw);
   Ranks ranks;
@@ -140,6 +147,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%d ranks on GPU 0: %s\n", o.ranks, error.c_str());
     return 1;
   }
+  std::printf("%d communicators created [%.1f s]\n", o.ranks, seconds());
 
   purlin::atom::bench::Csv csv(o.outdir + "/snac.csv",
                                "collective,bytes,ranks,us_per_call,algbw_GBps,busbw_GBps,hbm_eff,"
@@ -175,8 +183,10 @@ int main(int argc, char** argv) {
         eff = std::to_string(2.0 * output_bytes(c, o.ranks, bytes) / (t.us * 1e-6) / (rw * 1e9));
       }
       csv.row(name(c), bytes, o.ranks, t.us, algbw, busbw, eff, t.calls, t.replays, rw);
-      std::printf("%-15s %11zu B  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s  hbm_eff %s  (%d calls x %d)\n",
-                  name(c), bytes, t.us, algbw, busbw, eff.empty() ? "-" : eff.c_str(), t.calls, t.replays);
+      std::printf("%-15s %11zu B  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s  hbm_eff %s  "
+                  "(%d calls x %d) [%.1f s]\n",
+                  name(c), bytes, t.us, algbw, busbw, eff.empty() ? "-" : eff.c_str(), t.calls,
+                  t.replays, seconds());
       std::fflush(stdout);
     }
   }

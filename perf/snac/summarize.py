@@ -4,6 +4,8 @@ HBM efficiency and bus bandwidth over 1 MiB-1 GiB, and the issue's targets, each
 Draws latency.png and efficiency.png next to the data when matplotlib is available.
 
 usage: summarize.py DIR
+       summarize.py --sweep DIR...   one markdown row per run directory (sweep.sh): its
+                                     configuration (config.txt) and the figures the targets name
 """
 import csv
 import os
@@ -106,7 +108,34 @@ def plots(d, rows):
         fig.savefig(os.path.join(d, fname), dpi=120)
 
 
+SWEEP_FIGURES = (("AllReduce", 8 * KIB, "us"), ("AllGather", KIB, "us"),
+                 ("AllReduce", 256 * MIB, "eff"), ("AllGather", 256 * MIB, "eff"),
+                 ("AllToAll", 256 * MIB, "eff"), ("ReduceScatter", 256 * MIB, "eff"))
+
+
+def sweep(dirs):
+    out = ["| configuration | " + " | ".join(
+        f"{c} {size_label(b)} {'us' if k == 'us' else '% HBM'}" for c, b, k in SWEEP_FIGURES) + " |",
+        "|---" * (len(SWEEP_FIGURES) + 1) + "|"]
+    for d in dirs:
+        rows = load(os.path.join(d, "snac.csv"))
+        cfg_path = os.path.join(d, "config.txt")
+        cfg = open(cfg_path).read().strip() if os.path.exists(cfg_path) else d
+        cells = []
+        for c, b, k in SWEEP_FIGURES:
+            r = find(rows, c, b)
+            if r is None or (k == "eff" and r["hbm_eff"] is None):
+                cells.append("")
+            else:
+                cells.append(f"{r['us_per_call']:.2f}" if k == "us" else f"{100 * r['hbm_eff']:.1f}")
+        out.append(f"| `{cfg or '(defaults)'}` | " + " | ".join(cells) + " |")
+    print("\n".join(out))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--sweep":
+        sweep(sys.argv[2:])
+        return
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     rows = load(os.path.join(d, "snac.csv"))
     out = ["# Native collectives (SNAC)\n"]
