@@ -26,6 +26,17 @@ void override_bytes(const char* name, std::int64_t min, std::size_t& value) {
   value = static_cast<std::size_t>(v);
 }
 
+// A switch from `name`: 0 or 1, anything else reported and ignored.
+void override_switch(const char* name, bool& value) {
+  const std::int64_t v = env::get_int(name, value ? 1 : 0);
+  if (v != 0 && v != 1) {
+    PURLIN_WARN("%s=%lld: must be 0 or 1; keeping %d", name, static_cast<long long>(v),
+                value ? 1 : 0);
+    return;
+  }
+  value = v == 1;
+}
+
 // True when `name` set valid roles.
 bool override_roles(const char* name, snac::Roles& roles) {
   const std::string text = env::get_string(name);
@@ -77,6 +88,7 @@ snac::Policy apply_env(snac::Policy p) {
   override_bytes("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
   override_bytes("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
   override_bytes("PURLIN_RING_SLOTS", 1, p.min_ring_slots);
+  override_switch("PURLIN_ZERO_COPY", p.zero_copy);
   // Roles given explicitly are used as given, also where the table would balance a budget.
   if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;
   override_roles("PURLIN_LATENCY_ROLES", p.latency);

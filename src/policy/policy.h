@@ -14,6 +14,7 @@
 //   PURLIN_PACKET_CHUNK_BYTES  latency chunk, >= 16
 //   PURLIN_LATENCY_MAX_BYTES   regime crossover, >= 0; 0 forces the throughput regime
 //   PURLIN_RING_SLOTS          throughput staging ring depth the chunk shrinks to, >= 1
+//   PURLIN_ZERO_COPY           0 or 1: consumers may read producers' inputs directly
 //   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
 //   PURLIN_LATENCY_ROLES       the same for the latency regime
 // Overridden roles are still clamped for co-residency.

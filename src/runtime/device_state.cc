@@ -42,10 +42,13 @@ struct ControlWords {
 struct Verdict {
   std::int32_t ok = 0;
   std::int32_t roles[8] = {};
-  std::int32_t reserved = 0;
+  std::int32_t throughput_workers = 0;
   std::uint64_t chunk_bytes = 0;
   std::uint64_t packet_chunk_bytes = 0;
   std::uint64_t latency_max_bytes = 0;
+  std::uint64_t min_ring_slots = 0;
+  std::int32_t zero_copy = 0;
+  std::int32_t reserved = 0;
 
   static Verdict of(bool ok, const snac::Policy& p) {
     Verdict v;
@@ -60,11 +63,16 @@ struct Verdict {
     v.chunk_bytes = p.chunk_bytes;
     v.packet_chunk_bytes = p.packet_chunk_bytes;
     v.latency_max_bytes = p.latency_max_bytes;
+    v.throughput_workers = p.throughput_workers;
+    v.min_ring_slots = p.min_ring_slots;
+    v.zero_copy = p.zero_copy ? 1 : 0;
     return v;
   }
   bool same_policy(const Verdict& o) const {
     return std::equal(roles, roles + 8, o.roles) && chunk_bytes == o.chunk_bytes &&
-           packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes;
+           packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes &&
+           throughput_workers == o.throughput_workers && min_ring_slots == o.min_ring_slots &&
+           zero_copy == o.zero_copy;
   }
 };
 
@@ -79,6 +87,17 @@ policy::Facts agreed_facts(const std::vector<PeerRecord>& records) {
     f.ranks_on_gpu = std::max<int>(f.ranks_on_gpu, r.ranks_on_gpu);
   }
   return f;
+}
+
+// Whether every rank's application buffers are readable by every rank at the address the owner
+// uses (snac::Handle::inputs_peer_visible): one process and one GPU. One process on several GPUs
+// shares addresses too, but peer access covers cudaMalloc memory only, not allocations mapped
+// with cuMemMap (PyTorch's expandable segments) unless they granted access to every GPU.
+bool one_address_space_and_gpu(const std::vector<PeerRecord>& records) {
+  for (const PeerRecord& r : records) {
+    if (r.token != records[0].token || r.device != records[0].device) return false;
+  }
+  return true;
 }
 
 ncclResult_t check_records(const std::vector<PeerRecord>& records, int rank) {
@@ -118,8 +137,8 @@ ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
     if (!verdicts[r].same_policy(verdicts[rank])) {
       PURLIN_WARN(
           "rank %d: rank %zu selected another SNAC policy: set PURLIN_CHUNK_BYTES, "
-          "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES and "
-          "PURLIN_LATENCY_ROLES alike on every rank",
+          "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES, "
+          "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS and PURLIN_ZERO_COPY alike on every rank",
           rank, r);
       return ncclInvalidUsage;
     }
@@ -305,16 +324,19 @@ void DeviceState::Impl::report(int ranks) const {
       "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
-      "latency max %zu, roles %d/%d/%d/%d throughput (or %d workers split by bytes moved), "
-      "%d/%d/%d/%d latency; timeout %llu ns",
+      "latency max %zu, ring depth %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
+      "bytes moved), %d/%d/%d/%d latency; zero-copy %s; timeout %llu ns",
       rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
       peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
       handle.epoch_slots, local_layout.counters.bytes, local_layout.scratch.bytes,
       3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
       handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
-      policy.latency_max_bytes, t.stagers, t.consumers, t.finishers, t.team,
-      policy.throughput_workers, l.stagers,
-      l.consumers, l.finishers, l.team, static_cast<unsigned long long>(control.timeout_ns));
+      policy.latency_max_bytes, policy.min_ring_slots, t.stagers, t.consumers, t.finishers,
+      t.team, policy.throughput_workers, l.stagers, l.consumers, l.finishers, l.team,
+      !policy.zero_copy                ? "off (PURLIN_ZERO_COPY=0)"
+      : handle.inputs_peer_visible     ? "on"
+                                       : "off (ranks in several processes or on several GPUs)",
+      static_cast<unsigned long long>(control.timeout_ns));
 }
 
 void DeviceState::Impl::release() {
@@ -393,6 +415,7 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
   s.handle.slots = config.slots;
   s.handle.packet_capacity = packet_capacity(config.packet_bytes);
   s.handle.epoch_slots = std::max(config.epoch_slots, policy::max_workers(s.policy));
+  s.handle.inputs_peer_visible = one_address_space_and_gpu(records);
   local = s.allocate_local(ranks);
   if (local == ncclSuccess) local = s.peers.open(records, s.rank);
   if (local == ncclSuccess) local = s.publish_tables(ranks);

@@ -80,6 +80,7 @@ class Engine {
     half_ = layout::staging_half(e_);
     skip_self_ = self_copy_is_noop();
     own_partitions_ = stages_own_partitions();
+    zero_copy_ = publishes_input();
     release_other_half(w, workers);
 
     const Role role = plan_.role(w);
@@ -153,6 +154,24 @@ class Engine {
       return a_.input != nullptr && a_.input == a_.output;
     } else {
       return false;
+    }
+  }
+
+  // Zero-copy: this rank's consumers-to-be read its input where it lies, so its stagers only
+  // publish (and, before the launch ends, wait until every chunk was read: the application may
+  // reuse the buffer once the kernel is done). Decided per producer; consumers learn it from
+  // the input address published with the flags, so ranks need not agree. Not when staging
+  // transforms the bytes (PreMulSum scales there), and not for an in-place AllToAll, whose
+  // consumers overwrite input partitions peers would still be reading. In-place collectives
+  // otherwise are safe: an output byte that overlays an input byte is written only after a
+  // flag that required reading that input byte (in a composition, the intermediate chunk its
+  // one reader published after reducing it).
+  PURLIN_HD bool publishes_input() const {
+    if constexpr (kScalesAtStage<Op>) {
+      return false;
+    } else {
+      return plan_.zero_copy && plan_.regime == Regime::throughput && !own_partitions_ &&
+             a_.input != nullptr;
     }
   }
 
@@ -238,11 +257,22 @@ class Engine {
     return true;
   }
 
+  // A first-phase flag also says where the chunk lies (SignalLayout::input_address): its
+  // release store publishes the address word written just before it.
   PURLIN_HD void publish(int phase, int k, std::uint64_t c) const {
     const std::uint64_t s = plan_.ring.slot(c);
     const Flag value = layout::flag_value(e_, c);
+    Flag where = 0;
+    if (zero_copy_ && phase == 0) {
+      where = reinterpret_cast<std::uintptr_t>(static_cast<const std::byte*>(a_.input) +
+                                               input_region(k).offset);
+    }
     for (int q = 0; q < n_; ++q) {
-      if (reads(phase, k, q)) be_.store_release(h_.signals[q] + sig_.flag(phase, r_, s), value);
+      if (!reads(phase, k, q)) continue;
+      if (phase == 0 && plan_.zero_copy) {
+        be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_), where);
+      }
+      be_.store_release(h_.signals[q] + sig_.flag(phase, r_, s), value);
     }
   }
 
@@ -259,7 +289,32 @@ class Engine {
       const Status s = stage_item(role, k, c);
       if (s != Status::ok) return s;
     }
-    return Status::ok;
+    return zero_copy_ ? await_input_read(role, width) : Status::ok;
+  }
+
+  // Zero-copy: the launch may end only when every reader acknowledged every chunk of this
+  // rank's input that this team published. Acks on one slot grow with the ordinal and chunks
+  // on a slot were published one after another's ack, so the last chunk of each slot tells.
+  PURLIN_HD Status await_input_read(const Role& role, int width) {
+    using In = typename F::Input;
+    bool ok = true;
+    if (be_.leader() && role.member == 0) {
+      const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
+      for (std::uint64_t i = role.team; i < items && ok; i += role.teams) {
+        const std::uint64_t c = i / width;
+        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        const std::uint64_t count = plan_.chunking.count(input_region(k).size);
+        if (c >= count || c + plan_.ring.slots < count) continue;
+        const std::uint64_t s = plan_.ring.slot(c);
+        for (int q = 0; q < n_ && ok; ++q) {
+          if (reads(0, k, q)) {
+            ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(0, q, half_, s),
+                                   layout::drain_ack_value(e_, c));
+          }
+        }
+      }
+    }
+    return be_.sync_and(ok) ? Status::ok : Status::aborted;
   }
 
   // Chunk c of input partition k: staged and flagged (throughput) or pushed (latency).
@@ -282,6 +337,11 @@ class Engine {
   PURLIN_HD Status stage_chunk(const Role& role, int k, std::uint64_t c, std::size_t bytes,
                                const std::byte* src) {
     if (!drain_wait(0, k, c)) return Status::aborted;
+    if (zero_copy_) {
+      // Nothing to copy, so no team arrival: the first member publishes the input itself.
+      if (be_.leader() && role.member == 0) publish(0, k, c);
+      return Status::ok;
+    }
     const Share sh = team_share(bytes, role.size, role.member);
     if constexpr (kScalesAtStage<Op>) {
       // A one-source PreMulSum is the scaled copy (datapath.h: kScalesAtStage).
@@ -407,7 +467,8 @@ class Engine {
     if (be_.leader()) {
       for (int j = first; j <= last && ok; ++j) {
         ok = be_.wait_at_least(h_.signals[r_] + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
-        table[j - first] = slot(j, c, Ph, src.partition) + sh.begin;
+        table[j - first] = source_chunk<Ph>(j, c, src.partition, chunk.offset - region.offset) +
+                           sh.begin;
       }
     }
     if (!be_.sync_and(ok)) return Status::aborted;
@@ -422,6 +483,21 @@ class Engine {
       if constexpr (Ph < kLast) publish(1, r_, c);
     }
     return Status::ok;
+  }
+
+  // Where producer j's chunk c (at `within` bytes into its partition) lies once its flag was
+  // seen: in its input, at the address it published with the flag (zero-copy), else in its
+  // staging slot.
+  template <int Ph>
+  PURLIN_HD const std::byte* source_chunk(int j, std::uint64_t c, int partition,
+                                          std::size_t within) const {
+    if (Ph == 0 && plan_.zero_copy) {
+      const Flag at = be_.load_acquire(h_.signals[r_] + sig_.input_address(j, half_));
+      if (at != 0) {
+        return reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(at)) + within;
+      }
+    }
+    return slot(j, c, Ph, partition);
   }
 
   // Latency: poll this share's packets from each producer. Copies land in the destination
@@ -485,6 +561,7 @@ class Engine {
   unsigned half_ = 0;
   bool skip_self_ = false;
   bool own_partitions_ = false;  // stages_own_partitions()
+  bool zero_copy_ = false;       // publishes_input()
   bool released_ = false;  // this worker saw every peer release the launch's half
 };
 

@@ -5,8 +5,9 @@
 // Peer-visible memory (every rank maps every rank's):
 //   staging   two halves (epoch parity) of a ring of chunk slots; producers write their own,
 //             consumers pull from it
-//   signals   64-bit words: flags (written by producers into the consumer's words), drain acks
-//             and half releases (written by consumers into the producer's words)
+//   signals   64-bit words: flags and input addresses (written by producers into the
+//             consumer's words), drain acks and half releases (written by consumers into the
+//             producer's words)
 //   packets   latency-regime buffers, written by producers into the consumer's buffer
 // Rank-local memory:
 //   epochs    one per worker (CTA) slot, persistent across launches
@@ -62,7 +63,14 @@ struct SignalLayout {
     const std::size_t base = static_cast<std::size_t>(kMaxPhases) * ranks * slots * 3;
     return base + static_cast<std::size_t>(consumer) * 2 + half;
   }
-  PURLIN_HD constexpr std::size_t words() const { return release(ranks, 0); }
+  // Where a producer's first-phase chunks live for this consumer, per half: the address of
+  // the input partition the consumer reads, when the producer lets consumers read its input
+  // directly (zero-copy, engine.h), or 0 when they are in its staging. Written before the
+  // flags that publish them and guarded by the same half releases.
+  PURLIN_HD constexpr std::size_t input_address(int producer, unsigned half) const {
+    return release(ranks, 0) + static_cast<std::size_t>(producer) * 2 + half;
+  }
+  PURLIN_HD constexpr std::size_t words() const { return input_address(ranks, 0); }
 };
 
 // Packet index in a consumer's buffer: (phase, half, producer, packet).
@@ -111,6 +119,11 @@ struct Handle {
   std::size_t staging_bytes = 0;
   std::uint32_t slots = 1;          // slot capacity of the signal and counter arrays
   std::size_t packet_capacity = 0;  // 0: no latency regime
+  // Every rank's application buffers are addressable by every rank with the same pointer
+  // (threads of one process on one GPU, or host threads), so consumers may read a producer's
+  // input instead of its staging (zero-copy). Other processes would need the buffers
+  // registered and mapped.
+  bool inputs_peer_visible = false;
 
   // Rank-local.
   Epoch* epochs = nullptr;            // epoch_slots words

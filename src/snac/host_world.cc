@@ -59,6 +59,7 @@ HostWorld::HostWorld(const HostWorldConfig& config) : config_(config), control_(
     h.staging_bytes = config.staging_bytes;
     h.slots = config.slots;
     h.packet_capacity = config.packet_capacity;
+    h.inputs_peer_visible = config.inputs_peer_visible;
     h.epochs = m.epochs.data();
     h.epoch_slots = config.workers;
     h.counters = m.counters.data();

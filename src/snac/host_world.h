@@ -33,6 +33,7 @@ struct HostWorldConfig {
   std::uint32_t slots = 64;             // ring-slot capacity of signals and counters
   std::size_t packet_capacity = 1024;   // packets per (phase, half, producer); 0: no latency
   int workers = 8;                      // threads per rank (the most CTAs a launch may use)
+  bool inputs_peer_visible = true;      // threads share one address space (Handle)
   std::chrono::milliseconds timeout{30000};
 };
 

@@ -110,6 +110,9 @@ struct Plan {
   // half 0 that peers may still be reading from the launch before.
   std::size_t half_bytes = 0;
   std::uint64_t ordinals = 0;  // chunk ordinals of the largest partition: the epoch advance
+  // Producers may publish their input in place of a staged copy (engine.h decides per
+  // producer and launch; consumers follow SignalLayout::input_address).
+  bool zero_copy = false;
   Roles roles{};
   int groups = 2;
 
@@ -161,13 +164,14 @@ PURLIN_HD constexpr long consume_units(int regions, bool reduces, int ranks) {
 }
 
 // Policy::throughput_workers split over the role groups of C in proportion to the bytes each
-// moves per chunk ordinal: stagers copy every input partition's chunk, consumers (and a
-// composition's finishers) consume_units of their output. Every group gets at least one
-// worker; rounding leftovers go to, or come from, the heaviest group. Team 1.
+// moves per chunk ordinal: stagers copy every input partition's chunk (nothing under
+// zero-copy, where they only publish), consumers (and a composition's finishers)
+// consume_units of their output. Every group gets at least one worker; rounding leftovers go
+// to, or come from, the heaviest group. Team 1.
 template <class C>
-PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks) {
+PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy = false) {
   using P = Program<C>;
-  const long w[3] = {2L * P::F::Input::regions(ranks),
+  const long w[3] = {zero_copy ? 0L : 2L * P::F::Input::regions(ranks),
                      consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
                      P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
                                  : 0};
@@ -235,9 +239,10 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
   const bool packets_fit = h.packet_capacity != 0 && max_bytes <= h.packet_layout().max_bytes();
   const bool small = policy.latency_max_bytes != 0 && max_bytes <= policy.latency_max_bytes;
   plan.regime = packets_fit && small ? Regime::latency : Regime::throughput;
+  const bool zero_copy = policy.zero_copy && h.inputs_peer_visible;
   plan.roles = policy.roles(plan.regime);
   if (plan.regime == Regime::throughput && policy.throughput_workers > 0) {
-    plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks);
+    plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
   }
 
   if (plan.regime == Regime::latency) {
@@ -266,6 +271,7 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     plan.half_bytes = half;
     plan.ring = layout::StagingRing::fit(half, plan.chunking.stride * strides);
     plan.ring.slots = layout::detail::min_of<std::uint64_t>(plan.ring.slots, h.slots);
+    plan.zero_copy = zero_copy;
   }
   plan.ordinals = plan.chunking.count(max_bytes);
 

@@ -65,6 +65,12 @@ struct Policy {
   // table, policy/table.h, asks for more).
   std::size_t min_ring_slots = 1;
 
+  // Throughput regime, first phase: where the handle says application buffers are visible to
+  // every rank, producers skip the staging copy and consumers read their input directly
+  // (DESIGN §2, "zero-copy"). Staging costs a read and a write of every input byte: an
+  // AllToAll, which stages all of its input, moves twice the bytes its output needs.
+  bool zero_copy = true;
+
   PURLIN_HD const Roles& roles(Regime r) const {
     return r == Regime::latency ? latency : throughput;
   }

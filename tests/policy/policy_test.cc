@@ -16,7 +16,8 @@ namespace L = purlin::layout;
 
 constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
-                                      "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS"};
+                                      "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS",
+                                      "PURLIN_ZERO_COPY"};
 
 class PolicyTest : public ::testing::Test {
  protected:
@@ -169,8 +170,11 @@ TEST_F(PolicyTest, EnvironmentOverrides) {
   set("PURLIN_ROLES", "4,8,4");
   set("PURLIN_LATENCY_ROLES", "2,4,2,2");
   set("PURLIN_RING_SLOTS", "2");
+  set("PURLIN_ZERO_COPY", "0");
   const snac::Policy p = select(Facts{9, 132, 8, 1});
   EXPECT_EQ(p.min_ring_slots, 2u);
+  EXPECT_FALSE(p.zero_copy);
+  EXPECT_TRUE(table_policy(9).zero_copy);
   EXPECT_EQ(p.chunk_bytes, 131072u);
   EXPECT_EQ(p.packet_chunk_bytes, 8192u);
   EXPECT_EQ(p.latency_max_bytes, 0u);
@@ -194,6 +198,10 @@ TEST_F(PolicyTest, BadEnvironmentValuesKeepTheTable) {
   for (const char* bad : {"0", "-2", "four"}) {
     set("PURLIN_RING_SLOTS", bad);
     EXPECT_EQ(select(Facts{}).min_ring_slots, table.min_ring_slots) << bad;
+  }
+  for (const char* bad : {"2", "-1", "yes"}) {
+    set("PURLIN_ZERO_COPY", bad);
+    EXPECT_EQ(select(Facts{}).zero_copy, table.zero_copy) << bad;
   }
   for (const char* bad : {"0,4,2", "2,4", "2,4,2,1,1", "3,4,2,2", "2,,2", "2,4,2,", "a,b,c",
                           "2,4,-2", "600,600,1", "2 ,4,2"}) {

@@ -1,4 +1,5 @@
-// All eleven collectives on the host datapath: world sizes {1, 2, 3, 4, 8} x both regimes x
+// All eleven collectives on the host datapath: world sizes {1, 2, 3, 4, 8} x both regimes (the
+// throughput one with staged inputs and with zero-copy) x
 // counts 0, 1, odd and large enough to cross chunk boundaries and wrap the staging ring, in
 // place and out of place, rooted ones from the first and the last rank. Every run is three
 // consecutive calls on one protocol state (epoch parity, monotonic flags, drain acks across
@@ -17,6 +18,7 @@ namespace {
 struct Param {
   int ranks;
   Regime regime;
+  bool zero_copy = false;
 };
 
 // One world per test: its cases (sizes, in place, roots, team sizes) run back to back on the
@@ -40,6 +42,7 @@ class Collectives : public testing::TestWithParam<Param> {
       if (ip && !in_place) continue;
       RunSetup s;
       s.regime = GetParam().regime;
+      s.zero_copy = GetParam().zero_copy;
       s.team = 1 + index % 2;
       s.in_place = ip;
       s.seed = static_cast<std::uint64_t>(index * 2 + (ip ? 1 : 0) + 1);
@@ -155,21 +158,26 @@ TEST_P(ReductionOps, AllReduce) {
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
-  return std::string(info.param.regime == Regime::latency ? "latency" : "throughput") + "_n" +
-         std::to_string(info.param.ranks);
+  return std::string(info.param.regime == Regime::latency ? "latency"
+                     : info.param.zero_copy             ? "zerocopy"
+                                                        : "throughput") +
+         "_n" + std::to_string(info.param.ranks);
 }
 
+// The throughput regime both ways: staged inputs and inputs read in place (zero-copy).
 std::vector<Param> params() {
   std::vector<Param> out;
-  for (Regime r : {Regime::throughput, Regime::latency}) {
-    for (int n : {1, 2, 3, 4, 8}) out.push_back({n, r});
-  }
+  for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::throughput, false});
+  for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::throughput, true});
+  for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::latency, false});
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Snac, Collectives, testing::ValuesIn(params()), name);
 INSTANTIATE_TEST_SUITE_P(Snac, ReductionOps,
-                         testing::Values(Param{3, Regime::throughput}, Param{3, Regime::latency}),
+                         testing::Values(Param{3, Regime::throughput},
+                                         Param{3, Regime::throughput, true},
+                                         Param{3, Regime::latency}),
                          name);
 
 }  // namespace

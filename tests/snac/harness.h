@@ -57,6 +57,7 @@ struct Spec {
 
 struct RunSetup {
   Regime regime = Regime::throughput;
+  bool zero_copy = false;  // throughput: consumers read producers' inputs, not their staging
   int team = 1;
   bool in_place = false;
   int calls = 3;
@@ -74,6 +75,7 @@ inline Policy test_policy(const RunSetup& s) {
   p.latency_max_bytes = s.regime == Regime::latency ? std::numeric_limits<std::size_t>::max() : 0;
   p.throughput = s.team == 1 ? Roles{2, 2, 2, 1} : Roles{2, 4, 2, 2};
   p.latency = s.team == 1 ? Roles{1, 2, 1, 1} : Roles{2, 2, 2, 2};
+  p.zero_copy = s.zero_copy;
   return p;
 }
 
@@ -101,6 +103,8 @@ class Call {
   virtual Regime wanted_regime() const = 0;
   // Adds a test failure for the first rank whose buffers differ from the reference.
   virtual void verify(int index) const = 0;
+  // Overwrites rank r's out-of-place input, as an application may once the call returned.
+  virtual void clobber_input(int rank) = 0;
 };
 
 template <class C, class E, class Op>
@@ -129,6 +133,11 @@ class PreparedCall final : public Call {
     return make_plan(policy_, world.handle(0), bufs_[0].args);
   }
   Regime wanted_regime() const override { return setup_.regime; }
+  void clobber_input(int rank) override {
+    Buffers& b = bufs_[static_cast<std::size_t>(rank)];
+    std::fill(b.in.begin(), b.in.end(), std::byte{0xEE});
+    b.want_in = b.in;
+  }
 
   void verify(int index) const override {
     for (int r = 0; r < ranks_; ++r) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -128,6 +129,9 @@ TEST(Plan, BalancedRolesFollowTheBytesEachGroupMoves) {
   EXPECT_TRUE(same(balanced_roles<L::AllGather>(66, 2), Roles{22, 44, 1, 1}));
   EXPECT_TRUE(same(balanced_roles<L::AllReduce>(3, 32), Roles{1, 1, 1, 1}));
   EXPECT_TRUE(same(balanced_roles<L::AllGather>(2, 1), Roles{1, 1, 1, 1}));
+  // Zero-copy stagers copy nothing: one publishes, the rest of the budget consumes.
+  EXPECT_TRUE(same(balanced_roles<L::AllToAll>(16, 8, true), Roles{1, 15, 1, 1}));
+  EXPECT_TRUE(same(balanced_roles<L::AllReduce>(16, 8, true), Roles{1, 6, 9, 1}));
   // Every worker is used, every group has one, at every budget and world size.
   for (int n : {1, 2, 3, 8, 64}) {
     for (int b = 3; b <= 40; ++b) {
@@ -146,6 +150,15 @@ TEST(Plan, BalancedRolesFollowTheBytesEachGroupMoves) {
   const PlanResult planned = make_plan(p, geometry(8, 1 << 20, 64, 0, 16), a);
   ASSERT_EQ(planned.status, Status::ok);
   EXPECT_TRUE(same(planned.plan.roles, Roles{8, 8, 1, 1}));
+  EXPECT_FALSE(planned.plan.zero_copy);
+  Handle visible = geometry(8, 1 << 20, 64, 0, 16);
+  visible.inputs_peer_visible = true;
+  const PlanResult direct = make_plan(p, visible, a);
+  ASSERT_EQ(direct.status, Status::ok);
+  EXPECT_TRUE(direct.plan.zero_copy);
+  EXPECT_TRUE(same(direct.plan.roles, Roles{1, 15, 1, 1}));
+  p.zero_copy = false;
+  EXPECT_FALSE(make_plan(p, visible, a).plan.zero_copy);
 }
 
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
@@ -252,7 +265,74 @@ TEST(Protocol, MixedLaunchesBackToBack) {
   calls.push_back(prepare(all_to_all<double>(n, 33), a, 8));
   calls.push_back(prepare(all_reduce<__nv_bfloat16, op::Sum>(n, 250), b, 9));
   calls.push_back(prepare(reduce_scatter<std::int32_t, op::Sum>(n, 101), d, 10));
+  // Zero-copy between staged launches on the same halves: consumers must follow each
+  // launch's published input address, never a stale one.
+  RunSetup z = a;
+  z.zero_copy = true;
+  RunSetup zt = c;
+  zt.zero_copy = true;
+  calls.push_back(prepare(all_to_all<double>(n, 33), z, 11));
+  calls.push_back(prepare(all_reduce<float, op::Sum>(n, 1201), a, 12));
+  calls.push_back(prepare(reduce<std::int64_t, op::Max>(n, 1201, 2), zt, 13));
+  calls.push_back(prepare(all_gather_v<float>(n, 9, 1, true), z, 14));
+  calls.push_back(prepare(gather<std::int8_t>(n, 101, 1), c, 15));
+  calls.push_back(prepare(reduce_scatter_v<__nv_bfloat16, op::Sum>(n, 40, 2, false), zt, 16));
   run_calls(world, calls);
+}
+
+// Zero-copy producers read in place while others stage, in one launch: an in-place AllToAll
+// stages its own partitions (engine.h), so in place on rank 0 only mixes both kinds.
+TEST(Protocol, ZeroCopyMixesWithStagedProducers) {
+  const int n = 3;
+  HostWorld world(test_world(n));
+  auto spec = all_to_all<double>(n, 101);
+  const auto in_place = spec.in_place;
+  spec.in_place = [in_place](int r) { return r == 0 ? in_place(r) : std::nullopt; };
+  std::vector<std::unique_ptr<Call>> calls;
+  for (int team : {1, 2}) {
+    RunSetup s;
+    s.zero_copy = true;
+    s.in_place = true;
+    s.team = team;
+    calls.push_back(prepare(spec, s, 60 + team));
+  }
+  run_calls(world, calls);
+}
+
+// A zero-copy launch may end only when every peer finished reading its input: each rank
+// overwrites its input as soon as all of its workers returned, and the results must still be
+// exact (and free of races under ThreadSanitizer).
+TEST(Protocol, ZeroCopyInputsOutliveEveryRead) {
+  const int n = 4;
+  HostWorld world(test_world(n));
+  std::vector<std::unique_ptr<Call>> calls;
+  RunSetup s;
+  s.zero_copy = true;
+  RunSetup t = s;
+  t.team = 2;
+  calls.push_back(prepare(all_gather<float>(n, 1201), s, 71));
+  calls.push_back(prepare(all_to_all<double>(n, 101), t, 72));
+  calls.push_back(prepare(reduce_scatter<float, op::Sum>(n, 1201), s, 73));
+  calls.push_back(prepare(all_reduce<std::int32_t, op::Sum>(n, 1201), t, 74));
+  calls.push_back(prepare(broadcast<__half>(n, 250, 3), s, 75));
+  calls.push_back(prepare(gather<std::int8_t>(n, 101, 0), t, 76));
+  int threads = 1;
+  for (const auto& c : calls) threads = std::max(threads, c->plan(world).plan.workers());
+  const auto un = static_cast<std::size_t>(n);
+  std::vector<std::atomic<int>> returned(calls.size() * un);
+  const Status status = world.run(
+      static_cast<int>(calls.size()),
+      [&](int r, int i, const HostBackend& be) {
+        const auto ui = static_cast<std::size_t>(i);
+        const Status st = calls[ui]->launch(world, r, be);
+        if (returned[ui * un + static_cast<std::size_t>(r)].fetch_add(1) + 1 == threads) {
+          calls[ui]->clobber_input(r);
+        }
+        return st;
+      },
+      threads);
+  ASSERT_EQ(status, Status::ok) << world.control().report();
+  for (std::size_t i = 0; i < calls.size(); ++i) calls[i]->verify(static_cast<int>(i));
 }
 
 // One slot per half: every chunk after the first waits for the drain ack of its predecessor.
