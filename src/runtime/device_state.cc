@@ -271,6 +271,8 @@ ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
   control.abort = &dev_words->abort;
   control.status = &dev_words->status;
   control.timeout_ns = config.timeout_ns;
+  control.check_every = config.poll_check_every;
+  control.sleep_ns = config.poll_sleep_ns;
 
   handle.epochs = reinterpret_cast<snac::Epoch*>(local_block + local_layout.epochs.offset);
   handle.counters = reinterpret_cast<std::uint64_t*>(local_block + local_layout.counters.offset);

@@ -29,6 +29,8 @@ struct DeviceStateConfig {
   std::size_t packet_bytes = 0;     // latency payload per (phase, half, producer) (PURLIN_PACKET_BYTES)
   int epoch_slots = 0;              // the most CTAs one launch may use
   std::uint64_t timeout_ns = 0;     // per device wait; 0 = until aborted (PURLIN_TIMEOUT_S)
+  std::uint32_t poll_check_every = 0;  // polls between abort checks (PURLIN_POLL_CHECK_EVERY)
+  std::uint32_t poll_sleep_ns = 0;     // backoff at each check (PURLIN_POLL_SLEEP_NS)
 
   // Defaults (each with its reason in device_state.cc) overridden by the environment.
   static DeviceStateConfig from_env();

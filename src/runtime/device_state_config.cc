@@ -49,6 +49,16 @@ constexpr int kDefaultEpochSlots = 32;
 // a finite default could fire on a healthy peer whose host thread is merely late.
 constexpr std::uint64_t kDefaultTimeoutNs = 0;
 
+// Waits check the abort word and deadline every 64 polls and then sleep 100 ns: the values
+// of the 2026-12-02 measurements (snac/device_backend.cuh: Waiter), kept as defaults until a
+// sweep of PURLIN_POLL_CHECK_EVERY / PURLIN_POLL_SLEEP_NS says otherwise.
+constexpr std::uint32_t kDefaultPollCheckEvery = snac::DeviceControl{}.check_every;
+constexpr std::uint32_t kDefaultPollSleepNs = snac::DeviceControl{}.sleep_ns;
+// A check more rarely than every million polls would leave an abort unnoticed for
+// milliseconds; a backoff over 1 ms would add that much to every wait.
+constexpr std::int64_t kMaxPollCheckEvery = 1 << 20;
+constexpr std::int64_t kMaxPollSleepNs = 1000000;
+
 // Half of 1 MiB still gives a 64-rank AllReduce (65 strides per slot) chunks of ~7.9 KiB,
 // about one Atom stage; below that, flag and ack traffic rivals the data.
 constexpr std::size_t kMinStagingBytes = 1 * kMiB;
@@ -98,6 +108,17 @@ std::uint64_t timeout_from_env() {
   return s > 0 && ns == 0 ? 1 : ns;
 }
 
+std::uint32_t bounded_from_env(const char* name, std::int64_t lo, std::int64_t hi,
+                               std::uint32_t fallback) {
+  const std::int64_t v = env::get_int(name, fallback);
+  if (v < lo || v > hi) {
+    PURLIN_WARN("%s=%lld: must be %lld to %lld; using %u", name, static_cast<long long>(v),
+                static_cast<long long>(lo), static_cast<long long>(hi), fallback);
+    return fallback;
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
 }  // namespace
 
 DeviceStateConfig DeviceStateConfig::from_env() {
@@ -107,6 +128,10 @@ DeviceStateConfig DeviceStateConfig::from_env() {
   c.packet_bytes = packet_bytes_from_env();
   c.epoch_slots = kDefaultEpochSlots;
   c.timeout_ns = timeout_from_env();
+  c.poll_check_every =
+      bounded_from_env("PURLIN_POLL_CHECK_EVERY", 1, kMaxPollCheckEvery, kDefaultPollCheckEvery);
+  c.poll_sleep_ns =
+      bounded_from_env("PURLIN_POLL_SLEEP_NS", 0, kMaxPollSleepNs, kDefaultPollSleepNs);
   return c;
 }
 

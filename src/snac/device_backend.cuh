@@ -107,21 +107,24 @@ class DeviceBackend {
 
  private:
   // Backoff and the way out of a wait: the abort word and a globaltimer deadline, checked
-  // every few polls so that the common, short wait stays a tight loop. Measured on one H200
-  // (perf/snac, 8 ranks sharing the GPU): reading the abort word only every 20 us and sleeping
-  // only after 10 us of waiting made a 1 KiB AllReduce slower, 25.6 -> 53.7 us per call; the
-  // likely reason is that every thread of a latency-regime consumer polls packets, and the
-  // short sleeps keep that polling from crowding out the producers' stores.
+  // every DeviceControl::check_every polls so that the common, short wait stays a tight loop
+  // (counted down: a modulo by a run-time value would cost a division per poll). Measured on
+  // one H200 (perf/snac, 8 ranks sharing the GPU): reading the abort word only every 20 us and
+  // sleeping only after 10 us of waiting made a 1 KiB AllReduce slower, 25.6 -> 53.7 us per
+  // call; the likely reason is that every thread of a latency-regime consumer polls packets,
+  // and the short sleeps keep that polling from crowding out the producers' stores. Every
+  // check also reads the host-mapped abort word across PCIe, from every polling thread.
   class Waiter {
    public:
     __device__ explicit Waiter(const DeviceControl& c) : c_(c) {}
     __device__ bool keep_going() {
-      if (++polls_ % 64 != 0) return true;
+      if (--countdown_ > 0) return true;
+      countdown_ = static_cast<std::int64_t>(c_.check_every);
       if (c_.abort != nullptr && *c_.abort != 0) return false;
       const std::uint64_t now = globaltimer();
       if (start_ == 0) start_ = now;
       if (c_.timeout_ns != 0 && now - start_ > c_.timeout_ns) return false;
-      __nanosleep(100);
+      if (c_.sleep_ns != 0) __nanosleep(c_.sleep_ns);
       return true;
     }
 
@@ -132,7 +135,7 @@ class DeviceBackend {
       return t;
     }
     const DeviceControl& c_;
-    std::uint32_t polls_ = 0;
+    std::int64_t countdown_ = c_.check_every;
     std::uint64_t start_ = 0;
   };
 

@@ -142,6 +142,11 @@ struct DeviceControl {
   const volatile unsigned* abort = nullptr;  // host-mapped; nonzero makes every wait give up
   unsigned* status = nullptr;                // first non-ok Status of any worker (0 = ok); host-mapped
   std::uint64_t timeout_ns = 0;              // per wait; 0 waits until aborted
+  // A waiting thread checks the abort word and the deadline, then backs off for sleep_ns,
+  // once every check_every polls (0 counts as 1). Data, not code, so that polling on a GPU
+  // shared by many ranks can be tuned from measurements without a rebuild.
+  std::uint32_t check_every = 64;
+  std::uint32_t sleep_ns = 100;
 };
 
 }  // namespace purlin::snac

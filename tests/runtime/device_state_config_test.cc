@@ -16,7 +16,8 @@ class DeviceStateConfigTest : public ::testing::Test {
   void SetUp() override { clear(); }
   void TearDown() override { clear(); }
   static void clear() {
-    for (const char* v : {"PURLIN_STAGING_BYTES", "PURLIN_PACKET_BYTES", "PURLIN_TIMEOUT_S"}) {
+    for (const char* v : {"PURLIN_STAGING_BYTES", "PURLIN_PACKET_BYTES", "PURLIN_TIMEOUT_S",
+                          "PURLIN_POLL_CHECK_EVERY", "PURLIN_POLL_SLEEP_NS"}) {
       ::unsetenv(v);
     }
   }
@@ -31,13 +32,19 @@ TEST_F(DeviceStateConfigTest, Defaults) {
   EXPECT_EQ(c.packet_bytes, snac::Policy{}.latency_max_bytes);  // latency regime reachable
   EXPECT_EQ(c.epoch_slots, 32);
   EXPECT_EQ(c.timeout_ns, 0u);
+  EXPECT_EQ(c.poll_check_every, 64u);
+  EXPECT_EQ(c.poll_sleep_ns, 100u);
 }
 
 TEST_F(DeviceStateConfigTest, Overrides) {
   set("PURLIN_STAGING_BYTES", "4194304");
   set("PURLIN_PACKET_BYTES", "0");  // no latency regime
   set("PURLIN_TIMEOUT_S", "2.5");
+  set("PURLIN_POLL_CHECK_EVERY", "1024");
+  set("PURLIN_POLL_SLEEP_NS", "0");
   DeviceStateConfig c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.poll_check_every, 1024u);
+  EXPECT_EQ(c.poll_sleep_ns, 0u);
   EXPECT_EQ(c.staging_bytes, 4 * kMiB);
   EXPECT_EQ(c.packet_bytes, 0u);
   EXPECT_EQ(c.timeout_ns, 2'500'000'000u);
@@ -64,6 +71,14 @@ TEST_F(DeviceStateConfigTest, NonsenseFallsBackToDefaults) {
   for (const char* bad : {"-1", "nan", "inf", "abc", "1e10", "3s"}) {
     set("PURLIN_TIMEOUT_S", bad);
     EXPECT_EQ(DeviceStateConfig::from_env().timeout_ns, 0u) << bad;
+  }
+  for (const char* bad : {"0", "-3", "2000000", "many"}) {
+    set("PURLIN_POLL_CHECK_EVERY", bad);
+    EXPECT_EQ(DeviceStateConfig::from_env().poll_check_every, 64u) << bad;
+  }
+  for (const char* bad : {"-1", "5000000", "fast"}) {
+    set("PURLIN_POLL_SLEEP_NS", bad);
+    EXPECT_EQ(DeviceStateConfig::from_env().poll_sleep_ns, 100u) << bad;
   }
 }
 
