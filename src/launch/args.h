@@ -257,7 +257,7 @@ template <class C, class E, class Op>
 Result prepare(const snac::Handle& h, const snac::Policy& policy, const Call& call,
                Prepared<C, E>& p) {
   if (Result r = make_args<C, E, Op>(call, h, p.tables, p.args); !r.ok()) return r;
-  const snac::PlanResult planned = snac::make_plan(policy, h, p.args);
+  const snac::PlanResult planned = snac::make_plan(snac::policy_for_op<Op>(policy), h, p.args);
   p.plan = planned.plan;
   if (planned.status != snac::Status::ok) {
     return {planned.status, cudaSuccess, plan_blames<C>(planned.status, p.args.root, h.ranks)};

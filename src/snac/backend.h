@@ -10,7 +10,7 @@
 //   Flag load_acquire(const Flag*)         system-scope acquire load
 //   void store_release(Flag*, Flag)        system-scope release store
 //   uint64 fetch_add(uint64*, uint64)      acq_rel read-modify-write on rank-local memory
-//   void store_relaxed(uint64*, uint64)
+//   void store_relaxed(uint64*, uint64)    relaxed store, system scope (peer-visible words too)
 //   bool wait_at_least(const Flag*, Flag)  acquire-poll until the word reaches the value; false
 //                                          when the backend gives up (timeout or abort), after
 //                                          which the engine unwinds with Status::aborted

@@ -60,8 +60,10 @@ class DeviceBackend {
     return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).fetch_add(
         v, cuda::memory_order_acq_rel);
   }
+  // System scope: besides rank-local counters it writes peer-visible words (a consumer's
+  // input_address), which a peer on another GPU may read once zero-copy reaches there.
   __device__ void store_relaxed(std::uint64_t* word, std::uint64_t v) const {
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).store(
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(
         v, cuda::memory_order_relaxed);
   }
 

@@ -11,7 +11,9 @@
 // chunk ordinal): an item of ordinal c waits only for flags of ordinal c, for acks of ordinal
 // c - slots, and for half releases, which every rank writes unconditionally when a launch
 // starts. Flags of c come from items of ordinal c that wait only on smaller ordinals and
-// releases, so by induction over c every item completes.
+// releases, so by induction over c every item completes. Zero-copy stagers then wait for acks
+// of their own published ordinals (await_input_read); those come from consumer items, which
+// by the induction all complete, and no item waits on a stager's end.
 #pragma once
 
 #include <cstddef>
@@ -168,7 +170,7 @@ class Engine {
   // one reader published after reducing it).
   PURLIN_HD bool publishes_input() const {
     if constexpr (kScalesAtStage<Op>) {
-      return false;
+      return false;  // policy_for_op plans without zero-copy too; kept for direct callers
     } else {
       return plan_.zero_copy && plan_.regime == Regime::throughput && !own_partitions_ &&
              a_.input != nullptr;

@@ -98,7 +98,7 @@ class HostWorld {
 template <class C, class E, class Op = op::Sum>
 Status host_launch(const HostBackend& be, const Handle& h, const Policy& policy,
                    const Args<C, E>& args) {
-  const PlanResult planned = make_plan(policy, h, args);
+  const PlanResult planned = make_plan(policy_for_op<Op>(policy), h, args);
   if (planned.status != Status::ok) return planned.status;
   if (be.worker() >= planned.plan.workers()) return Status::ok;
   return run<C, E, Op>(be, h, planned.plan, args);

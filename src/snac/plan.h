@@ -182,7 +182,8 @@ PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy 
   int sum = 0;
   int heaviest = 0;
   for (int g = 0; g < groups; ++g) {
-    size[g] = static_cast<int>(layout::detail::max_of<long>(1, (2 * workers * w[g] + total) / (2 * total)));
+    size[g] = static_cast<int>(
+        layout::detail::max_of<long>(1, (2 * workers * w[g] + total) / (2 * total)));
     sum += size[g];
     if (w[g] > w[heaviest]) heaviest = g;
   }
@@ -195,6 +196,15 @@ PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy 
     --sum;
   }
   return Roles{size[0], size[1], groups == 3 ? size[2] : 1, 1};
+}
+
+// The policy a call with reduction Op plans with. Zero-copy hands consumers the input's bytes
+// as they are; PreMulSum scales while staging (datapath.h: kScalesAtStage), so its producers
+// stage and its stagers keep their share of the workers (balanced_roles).
+template <class Op>
+PURLIN_HD constexpr Policy policy_for_op(Policy p) {
+  if constexpr (kScalesAtStage<Op>) p.zero_copy = false;
+  return p;
 }
 
 template <class C, class E>

@@ -157,6 +157,10 @@ TEST(Plan, BalancedRolesFollowTheBytesEachGroupMoves) {
   ASSERT_EQ(direct.status, Status::ok);
   EXPECT_TRUE(direct.plan.zero_copy);
   EXPECT_TRUE(same(direct.plan.roles, Roles{1, 15, 1, 1}));
+  // PreMulSum scales while staging: it plans staged, with stagers to do it.
+  const PlanResult scaled = make_plan(policy_for_op<op::PreMulSum>(p), visible, a);
+  EXPECT_FALSE(scaled.plan.zero_copy);
+  EXPECT_TRUE(same(scaled.plan.roles, Roles{8, 8, 1, 1}));
   p.zero_copy = false;
   EXPECT_FALSE(make_plan(p, visible, a).plan.zero_copy);
 }
