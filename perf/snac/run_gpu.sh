@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the native collective tests and the SNAC benchmark on one GPU and leaves everything in
 # OUTDIR: gtest XML and log, the MPS multi-process check, snac.csv, the benchmark log,
-# summary.md and plots (when matplotlib is available).
+# launch_floor.csv (the per-call floor of ranks sharing the GPU), summary.md and plots (when
+# matplotlib is available).
 #
 # Usage, from the repository root, after
 #   cmake -S . -B build -G Ninja -DPURLIN_CUDA_ARCHITECTURES=90-real && ninja -C build
@@ -49,6 +50,12 @@ timeout -s KILL 900 "$build/perf/snac/snac_bench" "$out" ${SNAC_BENCH_ARGS:-} 2>
   | grep -E "^(cudaMemcpy|AllReduce|AllGather |AllToAll )|failed|skipped|error|no CUDA|not native"
 bench_rc=${PIPESTATUS[0]}
 [ "$bench_rc" -eq 0 ] || { echo "snac_bench: exit status $bench_rc"; status=1; }
+
+echo "== launch_floor"
+timeout -s KILL 300 "$build/perf/snac/launch_floor" "$out" > "$out/launch_floor.log" 2>&1
+floor_rc=$?
+grep -E "^barrier ranks 8" "$out/launch_floor.log"
+[ "$floor_rc" -eq 0 ] || { echo "launch_floor: exit status $floor_rc"; status=1; }
 
 if command -v python3 > /dev/null; then
   python3 "$here/summarize.py" "$out" > "$out/summary.md" 2> "$out/summarize.log" \

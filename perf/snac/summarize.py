@@ -82,6 +82,26 @@ def targets(rows, out):
     out.append("")
 
 
+def launch_floor(d, out):
+    """The per-call floor of the ranks sharing the GPU (launch_floor.csv), at the most ranks."""
+    path = os.path.join(d, "launch_floor.csv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    most = max(int(r["ranks"]) for r in rows)
+    out.append(f"## Launch floor, us per call, {most} ranks (launch_floor.csv)\n")
+    out.append("| kernel | CTAs per rank | dynamic shared memory | us per call |")
+    out.append("|---|---|---|---|")
+    for r in rows:
+        if int(r["ranks"]) == most:
+            out.append(f"| {r['kernel']} | {r['ctas']} | {int(r['smem_bytes']) // KIB} KiB | "
+                       f"{float(r['us_per_call']):.2f} |")
+    out.append("")
+
+
 def plots(d, rows):
     try:
         import matplotlib
@@ -156,6 +176,7 @@ def main():
     out.append("## Bus bandwidth, GB/s (nccl-tests factors)\n")
     table(rows, MIB, 1 << 40, lambda r: f"{r['busbw_GBps']:.0f}", out)
     targets(rows, out)
+    launch_floor(d, out)
     print("\n".join(out))
     plots(d, rows)
 
