@@ -14,8 +14,8 @@ namespace {
 
 constexpr int kMaxWorkers = 1024;  // more CTAs than any GPU has SMs: surely a typo
 
-// Byte count (or other size) from `name`, kept in `value` unless set, an integer, and >= `min`.
-void override_bytes(const char* name, std::int64_t min, std::size_t& value) {
+// A size (bytes, slots) from `name`, kept in `value` unless set, an integer, and >= `min`.
+void override_size(const char* name, std::int64_t min, std::size_t& value) {
   // A malformed value comes back as the fallback, with get_int's WARN.
   const std::int64_t v = env::get_int(name, static_cast<std::int64_t>(value));
   if (v < min) {
@@ -84,10 +84,10 @@ std::optional<snac::Roles> parse_roles(std::string_view text) {
 
 snac::Policy apply_env(snac::Policy p) {
   // 16 bytes: one packet, and the grain of a team member's share of a chunk (plan.h).
-  override_bytes("PURLIN_CHUNK_BYTES", 16, p.chunk_bytes);
-  override_bytes("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
-  override_bytes("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
-  override_bytes("PURLIN_RING_SLOTS", 1, p.min_ring_slots);
+  override_size("PURLIN_CHUNK_BYTES", 16, p.chunk_bytes);
+  override_size("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
+  override_size("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
+  override_size("PURLIN_RING_SLOTS", 1, p.min_ring_slots);
   override_switch("PURLIN_ZERO_COPY", p.zero_copy);
   // Roles given explicitly are used as given, also where the table would balance a budget.
   if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;

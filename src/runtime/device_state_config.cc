@@ -79,15 +79,17 @@ std::size_t staging_from_env() {
   return (static_cast<std::size_t>(v) + 511) / 512 * 512;
 }
 
-std::size_t packet_bytes_from_env() {
-  const std::int64_t v =
-      env::get_int("PURLIN_PACKET_BYTES", static_cast<std::int64_t>(kDefaultPacketBytes));
-  if (v < 0 || v > static_cast<std::int64_t>(kMaxPacketBytes)) {
-    PURLIN_WARN("PURLIN_PACKET_BYTES=%lld: must be 0 (no latency regime) to %zu; using %zu",
-                static_cast<long long>(v), kMaxPacketBytes, kDefaultPacketBytes);
-    return kDefaultPacketBytes;
+// An integer from `name` within [lo, hi]; anything else is reported once and the fallback kept.
+template <class T>
+T bounded_from_env(const char* name, std::int64_t lo, std::int64_t hi, T fallback) {
+  const std::int64_t v = env::get_int(name, static_cast<std::int64_t>(fallback));
+  if (v < lo || v > hi) {
+    PURLIN_WARN("%s=%lld: must be %lld to %lld; using %lld", name, static_cast<long long>(v),
+                static_cast<long long>(lo), static_cast<long long>(hi),
+                static_cast<long long>(fallback));
+    return fallback;
   }
-  return static_cast<std::size_t>(v);
+  return static_cast<T>(v);
 }
 
 std::uint64_t timeout_from_env() {
@@ -108,30 +110,23 @@ std::uint64_t timeout_from_env() {
   return s > 0 && ns == 0 ? 1 : ns;
 }
 
-std::uint32_t bounded_from_env(const char* name, std::int64_t lo, std::int64_t hi,
-                               std::uint32_t fallback) {
-  const std::int64_t v = env::get_int(name, fallback);
-  if (v < lo || v > hi) {
-    PURLIN_WARN("%s=%lld: must be %lld to %lld; using %u", name, static_cast<long long>(v),
-                static_cast<long long>(lo), static_cast<long long>(hi), fallback);
-    return fallback;
-  }
-  return static_cast<std::uint32_t>(v);
-}
-
 }  // namespace
 
 DeviceStateConfig DeviceStateConfig::from_env() {
   DeviceStateConfig c;
   c.staging_bytes = staging_from_env();
   c.slots = kDefaultSlots;
-  c.packet_bytes = packet_bytes_from_env();
+  // 0 turns the latency regime off.
+  c.packet_bytes = bounded_from_env<std::size_t>("PURLIN_PACKET_BYTES", 0, kMaxPacketBytes,
+                                                 kDefaultPacketBytes);
   c.epoch_slots = kDefaultEpochSlots;
   c.timeout_ns = timeout_from_env();
   c.poll_check_every =
-      bounded_from_env("PURLIN_POLL_CHECK_EVERY", 1, kMaxPollCheckEvery, kDefaultPollCheckEvery);
+      bounded_from_env<std::uint32_t>("PURLIN_POLL_CHECK_EVERY", 1, kMaxPollCheckEvery,
+                                      kDefaultPollCheckEvery);
   c.poll_sleep_ns =
-      bounded_from_env("PURLIN_POLL_SLEEP_NS", 0, kMaxPollSleepNs, kDefaultPollSleepNs);
+      bounded_from_env<std::uint32_t>("PURLIN_POLL_SLEEP_NS", 0, kMaxPollSleepNs,
+                                      kDefaultPollSleepNs);
   return c;
 }
 
