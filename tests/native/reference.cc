@@ -8,32 +8,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/wrapping.h"
 #include "values.h"
 
 namespace purlin::native_test {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 16;  // elements per reference task
-
-template <class A>
-A add(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return a + b;
-  }
-}
-
-template <class A>
-A mul(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return a * b;
-  }
-}
 
 template <class E, Op K>
 struct Reference {
@@ -45,16 +26,16 @@ struct Reference {
   // NCCL and Purlin's stagers do), then widened again for the sum.
   A contribution(A x, int k) const {
     if constexpr (K == Op::kPreMulHost || K == Op::kPreMulDevice) {
-      return widen(narrow<E>(mul(x, scale[static_cast<std::size_t>(k)])));
+      return widen(narrow<E>(purlin::test::wrapping_mul(x, scale[static_cast<std::size_t>(k)])));
     } else {
       return x;
     }
   }
   static A combine(A a, A b) {
-    if constexpr (K == Op::kProd) return mul(a, b);
+    if constexpr (K == Op::kProd) return purlin::test::wrapping_mul(a, b);
     else if constexpr (K == Op::kMax) return a < b ? b : a;
     else if constexpr (K == Op::kMin) return b < a ? b : a;
-    else return add(a, b);  // sum, avg, premulsum
+    else return purlin::test::wrapping_add(a, b);  // sum, avg, premulsum
   }
   E finish(A a) const {
     if constexpr (K == Op::kAvg) {

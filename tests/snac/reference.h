@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/wrapping.h"
 #include "snac/datapath.h"
 
 namespace purlin::snac::test {
@@ -44,26 +45,6 @@ E ref_narrow(RefAcc<E> a) {
   }
 }
 
-template <class A>
-A ref_combine_sum(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return a + b;
-  }
-}
-
-template <class A>
-A ref_combine_prod(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return a * b;
-  }
-}
-
 // Reduce one element's contributions, given in ascending rank order.
 template <class E, class Op>
 E ref_reduce(const std::vector<E>& xs) {
@@ -72,9 +53,9 @@ E ref_reduce(const std::vector<E>& xs) {
   for (std::size_t i = 1; i < xs.size(); ++i) {
     const A x = ref_widen(xs[i]);
     if constexpr (std::is_same_v<Op, op::Sum> || std::is_same_v<Op, op::Avg>) {
-      acc = ref_combine_sum(acc, x);
+      acc = purlin::test::wrapping_add(acc, x);
     } else if constexpr (std::is_same_v<Op, op::Prod>) {
-      acc = ref_combine_prod(acc, x);
+      acc = purlin::test::wrapping_mul(acc, x);
     } else if constexpr (std::is_same_v<Op, op::Max>) {
       acc = acc < x ? x : acc;
     } else {
