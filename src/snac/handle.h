@@ -145,7 +145,7 @@ struct DeviceControl {
   // A waiting thread checks the abort word and the deadline, then backs off for sleep_ns,
   // once every check_every polls (0 counts as 1). Data, not code, so that polling on a GPU
   // shared by many ranks can be tuned from measurements without a rebuild.
-  std::uint32_t check_every = 64;
+  std::uint32_t check_every = 1024;
   std::uint32_t sleep_ns = 100;
 };
 

@@ -32,7 +32,7 @@ TEST_F(DeviceStateConfigTest, Defaults) {
   EXPECT_EQ(c.packet_bytes, snac::Policy{}.latency_max_bytes);  // latency regime reachable
   EXPECT_EQ(c.epoch_slots, 32);
   EXPECT_EQ(c.timeout_ns, 0u);
-  EXPECT_EQ(c.poll_check_every, 64u);
+  EXPECT_EQ(c.poll_check_every, 1024u);
   EXPECT_EQ(c.poll_sleep_ns, 100u);
 }
 
@@ -40,10 +40,10 @@ TEST_F(DeviceStateConfigTest, Overrides) {
   set("PURLIN_STAGING_BYTES", "4194304");
   set("PURLIN_PACKET_BYTES", "0");  // no latency regime
   set("PURLIN_TIMEOUT_S", "2.5");
-  set("PURLIN_POLL_CHECK_EVERY", "1024");
+  set("PURLIN_POLL_CHECK_EVERY", "64");
   set("PURLIN_POLL_SLEEP_NS", "0");
   DeviceStateConfig c = DeviceStateConfig::from_env();
-  EXPECT_EQ(c.poll_check_every, 1024u);
+  EXPECT_EQ(c.poll_check_every, 64u);
   EXPECT_EQ(c.poll_sleep_ns, 0u);
   EXPECT_EQ(c.staging_bytes, 4 * kMiB);
   EXPECT_EQ(c.packet_bytes, 0u);
@@ -74,7 +74,7 @@ TEST_F(DeviceStateConfigTest, NonsenseFallsBackToDefaults) {
   }
   for (const char* bad : {"0", "-3", "2000000", "many"}) {
     set("PURLIN_POLL_CHECK_EVERY", bad);
-    EXPECT_EQ(DeviceStateConfig::from_env().poll_check_every, 64u) << bad;
+    EXPECT_EQ(DeviceStateConfig::from_env().poll_check_every, 1024u) << bad;
   }
   for (const char* bad : {"-1", "5000000", "fast"}) {
     set("PURLIN_POLL_SLEEP_NS", bad);
