@@ -163,34 +163,50 @@ PURLIN_HD constexpr long consume_units(int regions, bool reduces, int ranks) {
   return static_cast<long>(regions) * (reduces ? ranks + 1 : 2);
 }
 
+// Zero-copy stagers copy nothing, but each publishes its items one after another, and an item
+// of ordinal c waits for the acks of ordinal c - slots: one stager with many input partitions
+// becomes the pipeline's bottleneck. So they are counted, not weighted: one per 4 input
+// partitions. Measured on one H200, 8 ranks, AllToAll 256 MiB (8 partitions), HBM efficiency
+// by stagers + consumers: 1 + 15: 45.7%, 2 + 14: 81.6%, 4 + 12: 84.9%, 8 + 8: 71.3%;
+// AllGather (1 partition) 1 + 15: 119.6%, 2 + 14: 124.1%, 4 + 12: 108.1%
+// (perf/snac/results/h200-20261203-all, sweeps).
+PURLIN_HD constexpr int zero_copy_stagers(int partitions) { return (partitions + 3) / 4; }
+
 // Policy::throughput_workers split over the role groups of C in proportion to the bytes each
-// moves per chunk ordinal: stagers copy every input partition's chunk (nothing under
-// zero-copy, where they only publish), consumers (and a composition's finishers)
+// moves per chunk ordinal: stagers copy every input partition's chunk (under zero-copy they
+// only publish, and get zero_copy_stagers), consumers (and a composition's finishers)
 // consume_units of their output. Every group gets at least one worker; rounding leftovers go
-// to, or come from, the heaviest group. Team 1.
+// to, or come from, the heaviest weighted group. Team 1.
 template <class C>
 PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy = false) {
   using P = Program<C>;
-  const long w[3] = {zero_copy ? 0L : 2L * P::F::Input::regions(ranks),
-                     consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
+  const int groups = P::groups;
+  const int partitions = P::F::Input::regions(ranks);
+  const long w[3] = {2L * partitions, consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
                      P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
                                  : 0};
-  const int groups = P::groups;
-  long total = 0;
-  for (int g = 0; g < groups; ++g) total += w[g];
   int size[3] = {0, 0, 0};
+  int first = 0;  // the first weighted group
+  if (zero_copy) {
+    size[0] = layout::detail::min_of(zero_copy_stagers(partitions),
+                                     layout::detail::max_of(1, workers - (groups - 1)));
+    workers -= size[0];
+    first = 1;
+  }
+  long total = 0;
+  for (int g = first; g < groups; ++g) total += w[g];
   int sum = 0;
-  int heaviest = 0;
-  for (int g = 0; g < groups; ++g) {
+  int heaviest = first;
+  for (int g = first; g < groups; ++g) {
     size[g] = static_cast<int>(
         layout::detail::max_of<long>(1, (2 * workers * w[g] + total) / (2 * total)));
     sum += size[g];
     if (w[g] > w[heaviest]) heaviest = g;
   }
   for (; sum < workers; ++sum) ++size[heaviest];
-  while (sum > workers) {  // shrink the largest group, never below 1
-    int largest = 0;
-    for (int g = 1; g < groups; ++g) largest = size[g] > size[largest] ? g : largest;
+  while (sum > workers) {  // shrink the largest weighted group, never below 1
+    int largest = first;
+    for (int g = first + 1; g < groups; ++g) largest = size[g] > size[largest] ? g : largest;
     if (size[largest] == 1) break;
     --size[largest];
     --sum;
