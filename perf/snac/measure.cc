@@ -124,6 +124,16 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
   for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
   for (auto& th : threads) th.join();
 
+  // A device wait that gave up (abort, or PURLIN_TIMEOUT_S) ends its kernel without a CUDA
+  // error and reports through the communicator: without this check a call that timed out
+  // would be timed as if it had run.
+  for (std::size_t r = 0; r < un && errors[r].empty(); ++r) {
+    ncclResult_t async = ncclSuccess;
+    if (ncclCommGetAsyncError(ranks.comms[r], &async) != ncclSuccess || async != ncclSuccess) {
+      errors[r] = std::string("asynchronous error: ") + ncclGetErrorString(async) + ": " +
+                  ncclGetLastError(ranks.comms[r]);
+    }
+  }
   for (std::size_t r = 0; r < un; ++r) {
     if (!errors[r].empty()) {
       t.error = "rank " + std::to_string(r) + ": " + errors[r];
