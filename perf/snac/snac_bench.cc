@@ -104,7 +104,9 @@ bool allocate(int n, const Shape& s, std::vector<void*>* in, std::vector<void*>*
     in->push_back(a);
     out->push_back(b);
   }
-  return true;
+  // cudaMemset runs on the legacy stream, which the ranks' non-blocking streams do not wait
+  // for: without this its kernels would share the GPU with the first collective of the size.
+  return cudaDeviceSynchronize() == cudaSuccess;
 }
 
 void release(std::vector<void*>* in, std::vector<void*>* out) {
