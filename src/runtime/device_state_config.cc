@@ -53,7 +53,7 @@ constexpr std::uint64_t kDefaultTimeoutNs = 0;
 // 2026-12-03 (perf/snac/results/h200-20261203-all, 8 ranks sharing one H200, AllReduce 8 KiB
 // per call in a graph): every 64 polls 31.9 us, every 1024 polls 25.2 us; no sleep at 64
 // polls 31.8 us. Each check reads the host-mapped abort word across PCIe, so rarer checks
-// free the pollers; 1024 polls still notice an abort within microseconds.
+// free the pollers; a wait still sees an abort after at most 1024 more polls (not timed).
 constexpr std::uint32_t kDefaultPollCheckEvery = snac::DeviceControl{}.check_every;
 constexpr std::uint32_t kDefaultPollSleepNs = snac::DeviceControl{}.sleep_ns;
 // A check more rarely than every million polls would leave an abort unnoticed for
