@@ -1,6 +1,8 @@
 // Communicator queries and teardown.
 #include <nccl.h>
 
+#include <string>
+
 #include "checks.h"
 #include "comm.h"
 #include "errors.h"
@@ -42,10 +44,13 @@ void native_async_error(ncclComm* c) {
   const purlin::snac::Status st = c->native->status();
   if (st == purlin::snac::Status::ok) return;
   ncclResult_t expected = ncclSuccess;
-  if (c->state.compare_exchange_strong(expected, ncclSystemError, std::memory_order_acq_rel))
+  if (c->state.compare_exchange_strong(expected, ncclSystemError, std::memory_order_acq_rel)) {
+    const std::string stall = c->native->stall_report();
     fail(ncclSystemError, "ncclCommGetAsyncError",
-         "comm %p rank %d: a native collective failed on the device (%s); abort the communicator",
-         static_cast<void*>(c), c->rank, purlin::snac::to_string(st));
+         "comm %p rank %d: a native collective failed on the device (%s%s%s); abort the communicator",
+         static_cast<void*>(c), c->rank, purlin::snac::to_string(st), stall.empty() ? "" : ": ",
+         stall.c_str());
+  }
 }
 
 // The integer queries: a ready communicator, a non-null out pointer, one field.

@@ -44,9 +44,10 @@ struct PeerBlockLayout {
   }
 };
 
-// The rank-local block: [epochs | counters | scratch].
+// The rank-local block: [epochs | started | counters | scratch].
 struct LocalBlockLayout {
   Span epochs{};
+  Span started{};  // DeviceControl::started
   Span counters{};
   Span scratch{};
   std::size_t bytes = 0;
@@ -55,7 +56,8 @@ struct LocalBlockLayout {
                                          std::size_t packet_capacity, int epoch_slots) {
     LocalBlockLayout l;
     l.epochs = {0, static_cast<std::size_t>(epoch_slots) * sizeof(snac::Epoch)};
-    l.counters = {align_up(l.epochs.bytes),
+    l.started = {align_up(l.epochs.bytes), static_cast<std::size_t>(epoch_slots) * sizeof(snac::Epoch)};
+    l.counters = {align_up(l.started.offset + l.started.bytes),
                   snac::CounterLayout{ranks, slots}.words() * sizeof(std::uint64_t)};
     l.scratch = {align_up(l.counters.offset + l.counters.bytes),
                  snac::PacketLayout{ranks, packet_capacity}.scratch_bytes()};

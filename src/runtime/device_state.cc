@@ -13,8 +13,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "base/log.h"
@@ -23,17 +26,17 @@
 #include "runtime/cuda_check.h"
 #include "runtime/device_layout.h"
 #include "runtime/peer_memory.h"
+#include "snac/signal_names.h"
 
 namespace purlin::runtime {
 namespace {
 
-// The host-mapped launch control: abort and status on separate 64-byte lines, so the host's
-// abort store and a kernel's status update never contend for one line.
+// The host-mapped launch control: abort, status and the stall record on separate 64-byte
+// lines, so the host's abort store and a kernel's updates never contend for one line.
 struct ControlWords {
-  unsigned abort;
-  unsigned pad0[15];
-  unsigned status;
-  unsigned pad1[15];
+  alignas(64) unsigned abort;
+  alignas(64) unsigned status;
+  alignas(64) snac::StallRecord stall;
 };
 
 // The second exchange: whether the rank finished setting up, and the policy it selected. Every
@@ -270,6 +273,8 @@ ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
   auto* dev_words = static_cast<ControlWords*>(dev);
   control.abort = &dev_words->abort;
   control.status = &dev_words->status;
+  control.stall = &dev_words->stall;
+  control.started = reinterpret_cast<snac::Epoch*>(local_block + local_layout.started.offset);
   control.timeout_ns = config.timeout_ns;
   control.check_every = config.poll_check_every;
   control.sleep_ns = config.poll_sleep_ns;
@@ -450,6 +455,35 @@ void DeviceState::abort() {
 snac::Status DeviceState::status() const {
   if (impl_->words == nullptr) return snac::Status::ok;
   return to_status(static_cast<const volatile unsigned&>(impl_->words->status));
+}
+
+std::string DeviceState::stall_report() const {
+  const Impl& s = *impl_;
+  if (s.words == nullptr) return "";
+  const volatile snac::StallRecord& r = s.words->stall;
+  if (r.filled == 0) return "";
+  std::atomic_thread_fence(std::memory_order_acquire);  // the fields were written before `filled`
+  const auto base = reinterpret_cast<std::uintptr_t>(s.peers.bases()[static_cast<std::size_t>(s.rank)]);
+  const std::string what = snac::name_polled_word(
+      s.handle.signal_layout(), s.handle.packet_layout(), base + s.peer_layout.signals.offset,
+      base + s.peer_layout.packets.offset, static_cast<std::uintptr_t>(r.word));
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "CTA %u %s waiting for the %s to reach %llu (it held %llu); %u of the launch's %u "
+                "CTAs had started",
+                r.worker, r.timed_out != 0 ? "timed out (PURLIN_TIMEOUT_S)" : "was aborted",
+                what.c_str(), static_cast<unsigned long long>(r.want),
+                static_cast<unsigned long long>(r.seen), r.started, r.workers);
+  std::string report = text;
+  if (r.started < r.workers) {
+    report += " (not:";
+    const std::uint64_t missing = r.missing;
+    for (unsigned w = 0; w < 64 && w < r.workers; ++w) {
+      if (missing >> w & 1u) report.append(" ").append(std::to_string(w));
+    }
+    report += r.workers > 64 ? " ...)" : ")";
+  }
+  return report;
 }
 
 }  // namespace purlin::runtime

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "snac/handle.h"
 #include "snac/plan.h"
@@ -55,6 +56,9 @@ class DeviceState {
   // First non-ok status any launch of this rank reported (snac::Status::ok if none). Does not
   // synchronize: the word is host-mapped.
   snac::Status status() const;
+  // The first wait of this rank's launches that gave up, named (which peer's word, the value
+  // waited for and the one seen), or empty if none did. Does not synchronize.
+  std::string stall_report() const;
   // Device memory this rank allocated (reported at INFO at creation).
   std::size_t device_bytes() const;
 

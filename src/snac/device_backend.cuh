@@ -70,7 +70,10 @@ class DeviceBackend {
   __device__ bool wait_at_least(const Flag* word, Flag value) const {
     Waiter w(control_);
     while (load_acquire(word) < value) {
-      if (!w.keep_going()) return false;
+      if (!w.keep_going()) {
+        note_stall(word, value, load_acquire(word), w.timed_out());
+        return false;
+      }
     }
     return true;
   }
@@ -92,7 +95,10 @@ class DeviceBackend {
         payload = data;
         return true;
       }
-      if (!w.keep_going()) return false;
+      if (!w.keep_going()) {
+        note_stall(&packet->flag, flag, seen, w.timed_out());
+        return false;
+      }
     }
   }
 
@@ -108,6 +114,36 @@ class DeviceBackend {
   }
 
  private:
+  // The first wait of this rank to give up claims the record; later ones (the waits a peer's
+  // stall starved in turn, or every wait after an abort) leave it alone.
+  __device__ void note_stall(const void* word, Flag want, Flag seen, bool timed_out) const {
+    StallRecord* r = control_.stall;
+    if (r == nullptr || atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->worker = blockIdx.x;
+    r->timed_out = timed_out ? 1u : 0u;
+    r->word = reinterpret_cast<std::uintptr_t>(word);
+    r->want = want;
+    r->seen = seen;
+    if (control_.started != nullptr) {
+      const volatile Epoch* started = control_.started;
+      const Epoch mine = started[blockIdx.x];
+      unsigned count = 0;
+      std::uint64_t missing = 0;
+      for (unsigned w = 0; w < gridDim.x; ++w) {
+        if (started[w] == mine) {
+          ++count;
+        } else if (w < 64) {
+          missing |= std::uint64_t{1} << w;
+        }
+      }
+      r->workers = gridDim.x;
+      r->started = count;
+      r->missing = missing;
+    }
+    __threadfence_system();
+    atomicExch(&r->filled, 1u);
+  }
+
   // Backoff and the way out of a wait: the abort word and a globaltimer deadline, checked
   // every DeviceControl::check_every polls so that the common, short wait stays a tight loop
   // (counted down: a modulo by a run-time value would cost a division per poll). Measured on
@@ -125,10 +161,14 @@ class DeviceBackend {
       if (c_.abort != nullptr && *c_.abort != 0) return false;
       const std::uint64_t now = globaltimer();
       if (start_ == 0) start_ = now;
-      if (c_.timeout_ns != 0 && now - start_ > c_.timeout_ns) return false;
+      if (c_.timeout_ns != 0 && now - start_ > c_.timeout_ns) {
+        timed_out_ = true;
+        return false;
+      }
       if (c_.sleep_ns != 0) __nanosleep(c_.sleep_ns);
       return true;
     }
+    __device__ bool timed_out() const { return timed_out_; }
 
    private:
     __device__ static std::uint64_t globaltimer() {
@@ -139,6 +179,7 @@ class DeviceBackend {
     const DeviceControl& c_;
     std::int64_t countdown_ = c_.check_every;
     std::uint64_t start_ = 0;
+    bool timed_out_ = false;
   };
 
   void* workspace_;

@@ -136,11 +136,33 @@ struct Handle {
   PURLIN_HD constexpr CounterLayout counter_layout() const { return {ranks, slots}; }
 };
 
+// The first wait of a rank that gave up, for the failure's report (signal_names.h names the
+// word): a hang across ranks is diagnosed by who waited for whom. Written once, like the
+// status word: the first waiter to claim it fills it, then sets `filled`.
+// It also says which CTAs of the waiter's launch had started (DeviceControl::started): a CTA
+// that never became resident starves its peers exactly like a protocol bug would.
+struct StallRecord {
+  unsigned claimed = 0;
+  unsigned filled = 0;
+  unsigned worker = 0;     // the waiting CTA
+  unsigned timed_out = 0;  // 1: its deadline passed; 0: the abort word was set
+  std::uint64_t word = 0;  // address of the polled word (a packet's flag half for a packet)
+  std::uint64_t want = 0;  // the value waited for
+  std::uint64_t seen = 0;  // the value the word held when the wait gave up
+  unsigned workers = 0;    // CTAs of the launch
+  unsigned started = 0;    // of which had started
+  std::uint64_t missing = 0;  // bit w: CTA w (w < 64) had not started
+};
+
 // What the runtime gives a launch besides the handle: a way out and a place for the verdict.
 // Plain data, passed by value to the kernel.
 struct DeviceControl {
   const volatile unsigned* abort = nullptr;  // host-mapped; nonzero makes every wait give up
   unsigned* status = nullptr;                // first non-ok Status of any worker (0 = ok); host-mapped
+  StallRecord* stall = nullptr;              // host-mapped; null: not recorded
+  // Rank-local, one word per CTA slot: 1 + the epoch the CTA's latest launch started at (its
+  // first store; 0: never started), which a stall record compares against.
+  Epoch* started = nullptr;
   std::uint64_t timeout_ns = 0;              // per wait; 0 waits until aborted
   // A waiting thread checks the abort word and the deadline, then backs off for sleep_ns,
   // once every check_every polls (0 counts as 1). Data, not code, so that polling on a GPU

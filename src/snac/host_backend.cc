@@ -1,7 +1,10 @@
 #include "snac/host_backend.h"
 
+#include <cstdint>
 #include <sstream>
 #include <thread>
+
+#include "snac/signal_names.h"
 
 namespace purlin::snac {
 
@@ -35,9 +38,15 @@ bool HostBackend::wait_at_least(const Flag* word, Flag value) const {
       deadline = Clock::now() + control_->timeout();
     } else if (round % 256 == 0 && Clock::now() > deadline) {
       std::ostringstream why;
+      const Handle& h = *handle_;
+      const auto r = static_cast<std::size_t>(h.rank);
       why << "SNAC host wait timed out after " << control_->timeout().count() << " ms: rank "
-          << rank_ << " worker " << worker_ << " waits for word " << word << " >= " << value
-          << ", it holds " << load_acquire(word);
+          << h.rank << " worker " << worker_ << " waits for the "
+          << name_polled_word(h.signal_layout(), h.packet_layout(),
+                              reinterpret_cast<std::uintptr_t>(h.signals[r]),
+                              reinterpret_cast<std::uintptr_t>(h.packets[r]),
+                              reinterpret_cast<std::uintptr_t>(word))
+          << " to reach " << value << ", it holds " << load_acquire(word);
       control_->abort(why.str());
       return false;
     }

@@ -46,8 +46,11 @@ class HostBackend {
  public:
   using Atom = atom::HostAtom<>;
 
-  HostBackend(HostControl& control, int rank, int worker, int ranks)
-      : control_(&control), rank_(rank), worker_(worker), table_(static_cast<std::size_t>(ranks)) {}
+  HostBackend(HostControl& control, const Handle& handle, int worker)
+      : control_(&control),
+        handle_(&handle),
+        worker_(worker),
+        table_(static_cast<std::size_t>(handle.ranks)) {}
 
   int worker() const { return worker_; }
   bool leader() const { return true; }
@@ -96,7 +99,7 @@ class HostBackend {
 
  private:
   HostControl* control_;
-  int rank_;
+  const Handle* handle_;  // this rank's: its timeout report names the word it waited for
   int worker_;
   mutable std::vector<const void*> table_;
 };

@@ -101,7 +101,7 @@ Status HostWorld::run(int calls, const Launch& launch, int threads) {
 }
 
 void HostWorld::work(int rank, int worker) {
-  const HostBackend be(control_, rank, worker, config_.ranks);
+  const HostBackend be(control_, handle(rank), worker);
   std::uint64_t done = 0;
   for (;;) {
     int calls = 0;

@@ -42,6 +42,9 @@ __global__ void __launch_bounds__(Cfg::threads, 1)
   // __grid_constant__ makes taking the parameter's address legal: no per-thread copy of the
   // tables, and every thread reads the same parameter memory.
   shapes.attach(args);
+  if (threadIdx.x == 0 && control.started != nullptr) {
+    static_cast<volatile Epoch*>(control.started)[blockIdx.x] = handle.epochs[blockIdx.x] + 1;
+  }
   auto** table = reinterpret_cast<const void**>(smem + Cfg::workspace_bytes);
   const DeviceBackend<atom::NativeAtom<Cfg>> be(smem, table, control);
   const Status s = run<C, E, Op>(be, handle, plan, args);

@@ -100,12 +100,14 @@ TEST(DeviceLayout, SubBuffersAreAlignedDisjointAndSized) {
 
       const LocalBlockLayout l = LocalBlockLayout::make(ranks, 64, packets, 33);
       EXPECT_EQ(l.epochs.bytes, 33u * 8);
+      EXPECT_EQ(l.started.bytes, 33u * 8);
       EXPECT_EQ(l.counters.bytes, (snac::CounterLayout{ranks, 64}.words()) * 8);
       EXPECT_EQ(l.scratch.bytes, (snac::PacketLayout{ranks, packets}.scratch_bytes()));
-      EXPECT_TRUE(disjoint_in_order(l.epochs, l.counters));
+      EXPECT_TRUE(disjoint_in_order(l.epochs, l.started));
+      EXPECT_TRUE(disjoint_in_order(l.started, l.counters));
       EXPECT_TRUE(disjoint_in_order(l.counters, l.scratch));
       EXPECT_LE(l.scratch.offset + l.scratch.bytes, l.bytes);
-      for (const Span& s : {l.epochs, l.counters, l.scratch}) {
+      for (const Span& s : {l.epochs, l.started, l.counters, l.scratch}) {
         EXPECT_EQ(s.offset % kSubBufferAlign, 0u);
       }
     }

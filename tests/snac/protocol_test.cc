@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "snac/signal_names.h"
 #include "specs.h"
 
 namespace purlin::snac::test {
@@ -378,6 +380,35 @@ TEST(Protocol, MissingPeerTimesOutWithAReport) {
   const std::string report = world.control().report();
   EXPECT_NE(report.find("timed out"), std::string::npos) << report;
   EXPECT_NE(report.find("rank 0"), std::string::npos) << report;
+  // Rank 0's consumer of rank 1's partition is what starves: the report names that word.
+  EXPECT_NE(report.find("flag from rank 1 (phase 0, slot 0)"), std::string::npos) << report;
+}
+
+// The names a stall report gives are the inverse of the layouts' indices.
+TEST(Protocol, SignalAndPacketNamesInvertTheLayouts) {
+  const SignalLayout sl{3, 4};
+  EXPECT_EQ(name_signal(sl, sl.flag(1, 2, 3)), "flag from rank 2 (phase 1, slot 3)");
+  EXPECT_EQ(name_signal(sl, sl.ack(0, 1, 1, 2)), "ack from rank 1 (phase 0, half 1, slot 2)");
+  EXPECT_EQ(name_signal(sl, sl.ack(1, 2, 0, 0)), "ack from rank 2 (phase 1, half 0, slot 0)");
+  EXPECT_EQ(name_signal(sl, sl.release(2, 1)), "release of half 1 from rank 2");
+  EXPECT_EQ(name_signal(sl, sl.input_address(1, 0)), "input address from rank 1 (half 0)");
+  EXPECT_NE(name_signal(sl, sl.words()).find("past the"), std::string::npos);
+  const PacketLayout pl{3, 10};
+  EXPECT_EQ(name_packet(pl, pl.index(1, 0, 2, 7)), "packet 7 from rank 2 (phase 1, half 0)");
+  EXPECT_EQ(name_packet(pl, pl.index(0, 1, 0, 0)), "packet 0 from rank 0 (phase 0, half 1)");
+  EXPECT_NE(name_packet(pl, pl.packets()).find("past the"), std::string::npos);
+
+  std::vector<Flag> signals(sl.words());
+  std::vector<Packet> packets(pl.packets());
+  const auto at = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  EXPECT_EQ(name_polled_word(sl, pl, at(signals.data()), at(packets.data()),
+                             at(&signals[sl.release(0, 1)])),
+            "release of half 1 from rank 0");
+  EXPECT_EQ(name_polled_word(sl, pl, at(signals.data()), at(packets.data()),
+                             at(&packets[pl.index(0, 0, 1, 3)].flag)),
+            "packet 3 from rank 1 (phase 0, half 0)");
+  EXPECT_NE(name_polled_word(sl, pl, at(signals.data()), at(packets.data()), 16).find("outside"),
+            std::string::npos);
 }
 
 // In place, the packed side already sits where the self copy would put it: on one rank nothing

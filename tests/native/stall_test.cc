@@ -1,0 +1,68 @@
+// A rank whose peer never launches: its device waits give up after PURLIN_TIMEOUT_S, the
+// communicator turns to ncclSystemError, and the error names what it waited for and from whom
+// (the stall record, handle.h), so a hang across ranks can be diagnosed from the log.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "harness.h"
+
+namespace purlin::native_test {
+namespace {
+
+class Stall : public GpuTest {};
+
+// PURLIN_TIMEOUT_S is read when a communicator is created: set for this world only.
+class ScopedTimeout {
+ public:
+  explicit ScopedTimeout(const char* seconds) {
+    if (const char* v = std::getenv("PURLIN_TIMEOUT_S")) saved_ = v;
+    setenv("PURLIN_TIMEOUT_S", seconds, 1);
+  }
+  ~ScopedTimeout() { saved_.empty() ? unsetenv("PURLIN_TIMEOUT_S") : setenv("PURLIN_TIMEOUT_S", saved_.c_str(), 1); }
+
+ private:
+  std::string saved_;
+};
+
+TEST_F(Stall, MissingPeerTimesOutAndTheErrorNamesTheWord) {
+  std::string error;
+  std::unique_ptr<World> w;
+  {
+    const ScopedTimeout timeout("0.5");
+    w = World::create(2, &error);
+  }
+  ASSERT_TRUE(w) << error;
+  constexpr std::size_t kCount = 4096;
+  float* send = nullptr;
+  float* recv = nullptr;
+  ASSERT_EQ(cudaMalloc(&send, kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&recv, 2 * kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(send, 0, kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  // Rank 0 alone: a kernel launch error would show at the call or the synchronize.
+  ASSERT_EQ(ncclAllGather(send, recv, kCount, ncclFloat32, w->comm(0), w->stream(0)), ncclSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(w->stream(0)), cudaSuccess);
+
+  ncclResult_t async = ncclSuccess;
+  EXPECT_EQ(ncclCommGetAsyncError(w->comm(0), &async), ncclSuccess);
+  EXPECT_EQ(async, ncclSystemError);
+  const std::string report = ncclGetLastError(w->comm(0));
+  EXPECT_NE(report.find("timed out"), std::string::npos) << report;
+  EXPECT_NE(report.find("from rank 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("CTAs had started"), std::string::npos) << report;
+  EXPECT_EQ(report.find("(not:"), std::string::npos) << report;  // every CTA of rank 0 ran
+  // Rank 1 never launched anything: its communicator is still healthy.
+  EXPECT_EQ(ncclCommGetAsyncError(w->comm(1), &async), ncclSuccess);
+  EXPECT_EQ(async, ncclSuccess);
+  cudaFree(send);
+  cudaFree(recv);
+}
+
+}  // namespace
+}  // namespace purlin::native_test
