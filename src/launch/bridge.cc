@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstddef>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "launch/call.h"
@@ -52,20 +54,43 @@ Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
   return kernel->launch(handle, control, policy, call);
 }
 
-cudaError_t load_kernels() {
+namespace {
+
+// Loads one kernel and lets it use its largest shared-memory footprint.
+cudaError_t prepare_kernel(const Kernel& k) {
   cudaFuncAttributes attributes{};
+  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, k.max_smem_bytes);
+}
+
+cudaError_t prepare_all_kernels() {
   for (const Kernel& k : copy_kernels().at) {
-    if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) return e;
+    if (const cudaError_t e = prepare_kernel(k); e != cudaSuccess) return e;
   }
   for (const ReduceTableFn table : kReduceTables) {
     for (const auto& row : table().at) {
       for (const Kernel& k : row) {
-        if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) {
-          return e;
-        }
+        if (const cudaError_t e = prepare_kernel(k); e != cudaSuccess) return e;
       }
     }
   }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t load_kernels() {
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  // Once per device and process: a later communicator's creation must not touch functions
+  // while earlier communicators' kernels run (the reason this is not done at launch). The
+  // mutex holds back every other rank thread until the kernels are ready.
+  static std::mutex mutex;
+  static std::set<int> prepared;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (prepared.contains(device)) return cudaSuccess;
+  if (const cudaError_t e = prepare_all_kernels(); e != cudaSuccess) return e;
+  prepared.insert(device);
   return cudaSuccess;
 }
 

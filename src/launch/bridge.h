@@ -26,14 +26,17 @@ struct Result {
 Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
               const snac::Policy& policy, const Call& call);
 
-// Loads every kernel of the list into the current device's context. CUDA loads kernels lazily
-// by default (CUDA_MODULE_LOADING=LAZY): the first launch of a kernel loads it, and loading may
-// wait for the kernels already running on the device to finish (the CUDA programming guide's
+// Loads every kernel of the list into the current device's context and sets its shared-memory
+// limit, once per device and process. CUDA loads kernels lazily by default
+// (CUDA_MODULE_LOADING=LAZY): the first launch of a kernel loads it, and loading may wait for
+// the kernels already running on the device to finish (the CUDA programming guide's
 // lazy-loading caveat on concurrent execution). A SNAC kernel waits for the other ranks'
 // kernels and theirs for it, so a first launch while peers run can hang: 8 ranks sharing one
-// H200 hung in 2 of 8 benchmark processes at a collective's first call. Called when a native
-// communicator is created, before any of its kernels run; cheap after the first time per
-// device (each kernel is loaded once per context).
+// H200 hung in 2 of 8 benchmark processes at a collective's first call. Setting a function
+// attribute is a context-level operation too, so it is kept off the launch path, where peers'
+// kernels may already be waiting for this one. Called when a native communicator is created,
+// before any of its kernels run. A cudaDeviceReset drops the attributes; launches after it
+// fail with a CUDA error instead of running.
 cudaError_t load_kernels();
 
 // Workers (CTAs) the call's plan uses, e.g. for co-residency budgets; 0 if it cannot be planned.

@@ -139,6 +139,7 @@ struct Kernel {
   LaunchFn launch = nullptr;
   WorkersFn workers = nullptr;
   const void* function = nullptr;  // the __global__ function (its host stub's address)
+  int max_smem_bytes = 0;          // dynamic shared memory it is allowed (largest communicator)
   Collective collective = Collective::all_reduce;
   int element_bytes = 0;  // of the kernel's element: 1 for every copy
   int op = -1;            // atom::ReduceOps index; -1 for copies

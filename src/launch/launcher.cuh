@@ -5,7 +5,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -35,24 +34,6 @@ using KernelConfig = std::conditional_t<C::reduces, ReduceConfig, CopyConfig>;
 template <class C>
 inline constexpr std::size_t kMaxSmemBytes = snac::kernel_smem_bytes<KernelConfig<C>>(kMaxRanks);
 
-// The devices on which one kernel already has its shared-memory attribute. Function attributes
-// belong to a device's context, so a process driving several GPUs sets them on each. Two
-// threads racing on a device both set it, which is harmless; devices past 63 set it every time.
-class DeviceSet {
- public:
-  bool contains(int device) const {
-    return device >= 0 && device < 64 && (bits_.load(std::memory_order_acquire) >> device & 1u);
-  }
-  void insert(int device) {
-    if (device >= 0 && device < 64) {
-      bits_.fetch_or(std::uint64_t{1} << device, std::memory_order_release);
-    }
-  }
-
- private:
-  std::atomic<std::uint64_t> bits_{0};
-};
-
 template <class C, class E, class Op>
 inline constexpr auto kKernel = &snac::snac_kernel<C, E, Op, KernelConfig<C>, ShapeTables<C>>;
 
@@ -66,20 +47,7 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
   Prepared<C, E> p;
   if (Result r = prepare<C, E, Op>(h, policy, call, p); !r.ok()) return r;
 
-  static DeviceSet configured;
-  int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
-    return {snac::Status::ok, e, "cudaGetDevice"};
-  }
-  if (!configured.contains(device)) {
-    // Legal during stream capture: it is not a stream operation.
-    const cudaError_t e =
-        cudaFuncSetAttribute(kKernel<C, E, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kMaxSmemBytes<C>));
-    if (e != cudaSuccess) return {snac::Status::ok, e, "cudaFuncSetAttribute"};
-    configured.insert(device);
-  }
-
+  // The shared-memory attribute was set by load_kernels when the communicator was created.
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(p.plan.workers()));
   config.blockDim = dim3(static_cast<unsigned>(KernelConfig<C>::threads));
@@ -95,6 +63,7 @@ Kernel kernel_entry() {
   return {&launch_kernel<C, E, Op>,
           &planned_workers<C, E, Op>,
           reinterpret_cast<const void*>(kKernel<C, E, Op>),
+          static_cast<int>(kMaxSmemBytes<C>),
           collective_of<C>(),
           static_cast<int>(sizeof(E)),
           C::reduces ? index_of<Op>(atom::ReduceOps{}) : -1};
