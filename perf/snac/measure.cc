@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
+#include <cstdio>
 #include <thread>
 
 namespace purlin::snac_bench {
@@ -64,6 +66,16 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
       if (errors[ur].empty()) errors[ur] = what;
       failed = true;
     };
+    // A device wait that gave up (abort, or PURLIN_TIMEOUT_S) ends its kernel without a CUDA
+    // error and reports through the communicator: without this check a call that timed out
+    // would be timed as if it had run. Checked after every phase, to name the one that failed.
+    auto check = [&](const char* phase) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess) {
+        fail(std::string(phase) + ": asynchronous error: " + ncclGetErrorString(async) + ": " +
+             ncclGetLastError(comm));
+      }
+    };
     auto call = [&] {
       if (const ncclResult_t q = issue(c, s, in[ur], out[ur], comm, st); q != ncclSuccess) {
         fail(std::string(name(c)) + ": " + ncclGetErrorString(q));
@@ -76,13 +88,21 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     // Warm-up, then the probe from a common start: a rank whose thread starts late would
     // otherwise stretch its peers' probe, and a slow probe shrinks the graph to a launch-bound
     // 1 call x 3 replays.
+    const auto enqueue_start = std::chrono::steady_clock::now();
     call();
+    // A first call that blocks the host (a CUDA call waiting for the device while peers' kernels
+    // wait for this one) shows here, not in the device timings.
+    const double enqueue_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
+    if (enqueue_s > 1.0) std::fprintf(stderr, "rank %d: the warm-up call took %.1f s to enqueue\n", r, enqueue_s);
     if (cudaStreamSynchronize(st) != cudaSuccess) fail("warm-up: stream error");
+    check("warm-up");
     sync.arrive_and_wait();
     cudaEventRecord(a, st);
     call();
     cudaEventRecord(b, st);
     if (cudaStreamSynchronize(st) != cudaSuccess) fail("probe: stream error");
+    check("probe");
     cudaEventElapsedTime(&probe_ms[ur], a, b);
     sync.arrive_and_wait();
     if (r == 0) {
@@ -105,6 +125,7 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     if (!failed) {
       cudaGraphLaunch(exec, st);  // warm-up
       if (cudaStreamSynchronize(st) != cudaSuccess) fail("warm-up replay");
+      check("warm-up replay");
     }
     sync.arrive_and_wait();
     if (!failed) {
@@ -112,6 +133,7 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
       for (int i = 0; i < t.replays; ++i) cudaGraphLaunch(exec, st);
       cudaEventRecord(b, st);
       if (cudaStreamSynchronize(st) != cudaSuccess) fail("timed replays");
+      check("timed replays");
       cudaEventElapsedTime(&elapsed_ms[ur], a, b);
     }
     if (exec != nullptr) cudaGraphExecDestroy(exec);
@@ -124,16 +146,6 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
   for (int r = 0; r < n; ++r) threads.emplace_back(body, r);
   for (auto& th : threads) th.join();
 
-  // A device wait that gave up (abort, or PURLIN_TIMEOUT_S) ends its kernel without a CUDA
-  // error and reports through the communicator: without this check a call that timed out
-  // would be timed as if it had run.
-  for (std::size_t r = 0; r < un && errors[r].empty(); ++r) {
-    ncclResult_t async = ncclSuccess;
-    if (ncclCommGetAsyncError(ranks.comms[r], &async) != ncclSuccess || async != ncclSuccess) {
-      errors[r] = std::string("asynchronous error: ") + ncclGetErrorString(async) + ": " +
-                  ncclGetLastError(ranks.comms[r]);
-    }
-  }
   for (std::size_t r = 0; r < un; ++r) {
     if (!errors[r].empty()) {
       t.error = "rank " + std::to_string(r) + ": " + errors[r];
