@@ -119,6 +119,10 @@ void release(std::vector<void*>* in, std::vector<void*>* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Eight ranks of this process share the GPU: their streams need hardware queues of their
+  // own (device_state.cc: warn_if_queues_are_shared). Read when CUDA starts; a setting in the
+  // environment wins.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
   Options o;
   if (!parse_options(argc, argv, &o)) {
     std::fprintf(stderr,

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <vector>
@@ -101,6 +102,36 @@ bool one_address_space_and_gpu(const std::vector<PeerRecord>& records) {
     if (r.token != records[0].token || r.device != records[0].device) return false;
   }
   return true;
+}
+
+// Ranks of one process that share a GPU submit through that process's hardware work queues
+// (CUDA_DEVICE_MAX_CONNECTIONS of them, 8 by default), onto which CUDA maps its streams. Two
+// ranks' streams on one queue can hang each other: whatever follows a rank's collective in its
+// stream (an event record, the next call) holds the queue until that collective ends, and the
+// collective waits for the other rank's, queued behind it. Measured on one H200, 8 ranks as
+// threads, 256 MiB of every collective per process (perf/snac/results/h200-20261203-stall):
+// 5 of 48 processes hung with 8 queues, 1 of 1 with one queue, none of 43 with 32. The stall
+// reports show every CTA of the waiting ranks started: the missing peer's kernel was queued,
+// not starved of SMs. Processes under MPS own their queues.
+void warn_if_queues_are_shared(const std::vector<PeerRecord>& records, int rank) {
+  const PeerRecord& me = records[static_cast<std::size_t>(rank)];
+  int local = 0;
+  int first = rank;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    if (records[r].token == me.token && records[r].device == me.device) {
+      ++local;
+      first = std::min(first, static_cast<int>(r));
+    }
+  }
+  if (local < 2 || first != rank) return;
+  const char* env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const long queues = env != nullptr ? std::strtol(env, nullptr, 10) : 8;
+  if (queues >= 32) return;
+  PURLIN_WARN("rank %d: %d ranks of this process share cudaDev %d with CUDA_DEVICE_MAX_CONNECTIONS=%s: "
+              "two of their streams may share a hardware queue, where one rank's second "
+              "collective blocks another rank's first and both hang; set "
+              "CUDA_DEVICE_MAX_CONNECTIONS=32 before CUDA starts",
+              rank, local, me.device, env != nullptr ? env : "8 (unset)");
 }
 
 ncclResult_t check_records(const std::vector<PeerRecord>& records, int rank) {
@@ -406,6 +437,7 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
   }
   if (local != ncclSuccess) return local;
   if (ncclResult_t r = check_records(records, s.rank); r != ncclSuccess) return r;
+  warn_if_queues_are_shared(records, s.rank);
 
   // Step 3: policy, local memory, mappings, tables.
   const policy::Facts facts = agreed_facts(records);

@@ -20,6 +20,9 @@ class SharedWorlds : public ::testing::Environment {
 
 int main(int argc, char** argv) {
   setenv("PURLIN_TIMEOUT_S", "60", /*overwrite=*/0);
+  // Up to 8 ranks of this process share the GPU: their streams need hardware queues of their
+  // own (device_state.cc: warn_if_queues_are_shared). Read when CUDA starts.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new SharedWorlds);
   return RUN_ALL_TESTS();
