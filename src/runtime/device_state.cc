@@ -97,9 +97,13 @@ policy::Facts agreed_facts(const std::vector<PeerRecord>& records) {
 // uses (snac::Handle::inputs_peer_visible): one process and one GPU. One process on several GPUs
 // shares addresses too, but peer access covers cudaMalloc memory only, not allocations mapped
 // with cuMemMap (PyTorch's expandable segments) unless they granted access to every GPU.
+bool same_process_and_gpu(const PeerRecord& a, const PeerRecord& b) {
+  return a.token == b.token && a.device == b.device;
+}
+
 bool one_address_space_and_gpu(const std::vector<PeerRecord>& records) {
   for (const PeerRecord& r : records) {
-    if (r.token != records[0].token || r.device != records[0].device) return false;
+    if (!same_process_and_gpu(r, records[0])) return false;
   }
   return true;
 }
@@ -118,7 +122,7 @@ void warn_if_queues_are_shared(const std::vector<PeerRecord>& records, int rank)
   int local = 0;
   int first = rank;
   for (std::size_t r = 0; r < records.size(); ++r) {
-    if (records[r].token == me.token && records[r].device == me.device) {
+    if (same_process_and_gpu(records[r], me)) {
       ++local;
       first = std::min(first, static_cast<int>(r));
     }

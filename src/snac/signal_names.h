@@ -15,7 +15,8 @@ namespace purlin::snac {
 inline std::string name_signal(const SignalLayout& l, std::size_t index) {
   const auto ranks = static_cast<std::size_t>(l.ranks);
   const std::size_t slots = l.slots;
-  const std::string s = std::to_string(index % (slots == 0 ? 1 : slots));
+  if (ranks == 0 || slots == 0) return "word " + std::to_string(index) + " of an empty layout";
+  const std::string s = std::to_string(index % slots);
   if (index < l.ack(0, 0, 0, 0)) {
     const std::size_t t = index / slots;
     return "flag from rank " + std::to_string(t % ranks) + " (phase " + std::to_string(t / ranks) +
