@@ -7,6 +7,10 @@
 #   PURLIN_CMAKE_ARGS  extra CMake arguments (default: the architecture of GPU 0)
 #   PURLIN_RESULTS     Atom results directory (default: perf/atom/results/<UTC date-time>)
 #   PURLIN_SNAC_RESULTS  collective results directory (default: perf/snac/results/<UTC date-time>)
+#   PURLIN_REFERENCE_NCCL  a reference libnccl.so.2 or libnccl.so.2.xz to compare with (default:
+#                      .device/refnccl/libnccl.so.2.xz when present, which
+#                      /work/shared/tools/reference-nccl.sh .device/refnccl makes); the comparison
+#                      goes to perf/snac/results/<UTC date-time>-compare
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PURLIN_BUILD_DIR:-$root/build-perf}
@@ -32,4 +36,18 @@ PURLIN_BUILD_DIR="$build" bash "$root/perf/atom/run_gpu.sh" "$results" || status
 mkdir -p "$snac_results"
 PURLIN_BUILD_DIR="$build" bash "$root/perf/snac/run_gpu.sh" "$snac_results" || status=1
 echo "perf/run.sh: results in $results and $snac_results"
+
+# Purlin beside the reference NCCL (perf/snac/compare.sh), when one is at hand.
+reference=${PURLIN_REFERENCE_NCCL:-}
+if [ -z "$reference" ] && [ -f "$root/.device/refnccl/libnccl.so.2.xz" ]; then
+  reference=$root/.device/refnccl/libnccl.so.2.xz
+fi
+if [ -n "$reference" ]; then
+  compare_results=$root/perf/snac/results/$stamp-compare
+  PURLIN_BUILD_DIR="$build" bash "$root/perf/snac/compare.sh" "$compare_results" "$reference" || status=1
+  echo "perf/run.sh: comparison with NCCL in $compare_results"
+else
+  echo "perf/run.sh: comparison with NCCL skipped: no reference library (PURLIN_REFERENCE_NCCL is not set" \
+    "and .device/refnccl/libnccl.so.2.xz is absent; /work/shared/tools/reference-nccl.sh makes one)"
+fi
 exit $status

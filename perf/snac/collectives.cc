@@ -1,6 +1,6 @@
 #include "collectives.h"
 
-#include <purlin/purlin.h>
+#include "library.h"
 
 #include <algorithm>
 #include <cctype>
@@ -97,8 +97,19 @@ double output_bytes(Coll c, int n, std::size_t bytes) {
   }
 }
 
+bool available(Coll c) {
+  const Library& lib = library();
+  switch (c) {
+    case Coll::kAllGatherV: return lib.all_gather_v != nullptr;
+    case Coll::kReduceScatterV: return lib.reduce_scatter_v != nullptr;
+    case Coll::kAllToAllV: return lib.all_to_all_v != nullptr;
+    default: return true;  // the NCCL API proper (2.28 and later: AllToAll, Gather, Scatter)
+  }
+}
+
 ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t t = ncclBfloat16;
+  const Library& lib = library();
   switch (c) {
     case Coll::kAllReduce: return ncclAllReduce(in, out, s.count, t, ncclSum, comm, stream);
     case Coll::kAllGather: return ncclAllGather(in, out, s.count, t, comm, stream);
@@ -109,11 +120,15 @@ ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t
     case Coll::kGather: return ncclGather(in, out, s.count, t, 0, comm, stream);
     case Coll::kScatter: return ncclScatter(in, out, s.count, t, 0, comm, stream);
     case Coll::kAllGatherV:
-      return purlinAllGatherV(in, s.count, out, s.counts.data(), nullptr, t, comm, stream);
+      if (lib.all_gather_v == nullptr) return ncclInvalidUsage;
+      return lib.all_gather_v(in, s.count, out, s.counts.data(), nullptr, t, comm, stream);
     case Coll::kReduceScatterV:
-      return purlinReduceScatterV(in, s.counts.data(), nullptr, out, s.count, t, ncclSum, comm, stream);
+      if (lib.reduce_scatter_v == nullptr) return ncclInvalidUsage;
+      return lib.reduce_scatter_v(in, s.counts.data(), nullptr, out, s.count, t, ncclSum, comm, stream);
     case Coll::kAllToAllV:
-      return purlinAllToAllV(in, s.counts.data(), nullptr, out, s.counts.data(), nullptr, s.count, t, comm, stream);
+      if (lib.all_to_all_v == nullptr) return ncclInvalidUsage;
+      return lib.all_to_all_v(in, s.counts.data(), nullptr, out, s.counts.data(), nullptr, s.count, t, comm,
+                              stream);
   }
   return ncclInternalError;
 }

@@ -48,7 +48,11 @@ double bus_factor(Coll c, int n);
 // Bytes of output the call writes, summed over all ranks (the HBM-efficiency numerator's M * n).
 double output_bytes(Coll c, int n, std::size_t bytes);
 
-// Enqueues one call on `stream` (roots: rank 0).
+// False for the V collectives when the loaded library lacks Purlin's entry points (a reference
+// NCCL: library.h).
+bool available(Coll c);
+
+// Enqueues one call on `stream` (roots: rank 0); ncclInvalidUsage when !available(c).
 ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t comm, cudaStream_t stream);
 
 }  // namespace purlin::snac_bench

@@ -1,7 +1,5 @@
 #include "measure.h"
 
-#include <purlin/purlin.h>
-
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -9,7 +7,21 @@
 #include <cstdio>
 #include <thread>
 
+#include "library.h"
+
 namespace purlin::snac_bench {
+namespace {
+
+// A device wait that gave up (abort, or PURLIN_TIMEOUT_S) ends its kernel without a CUDA error
+// and reports through the communicator: without this check a call that timed out would count
+// as if it had run. Empty when the communicator reports no error.
+std::string async_error(ncclComm_t comm, const char* phase) {
+  ncclResult_t async = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &async) == ncclSuccess && async == ncclSuccess) return "";
+  return std::string(phase) + ": asynchronous error: " + ncclGetErrorString(async) + ": " + ncclGetLastError(comm);
+}
+
+}  // namespace
 
 bool Ranks::create(int n, std::string* error) {
   if (cudaSetDevice(0) != cudaSuccess) {
@@ -30,8 +42,11 @@ bool Ranks::create(int n, std::string* error) {
       return false;
     }
     streams.push_back(s);
+    // Only Purlin can tell (library.h); a reference NCCL is measured as it comes.
+    const auto is_native = library().comm_is_native;
+    if (is_native == nullptr) continue;
     int native = 0;
-    if (purlinCommIsNative(comms[static_cast<std::size_t>(r)], &native) != ncclSuccess || native != 1) {
+    if (is_native(comms[static_cast<std::size_t>(r)], &native) != ncclSuccess || native != 1) {
       *error = "rank " + std::to_string(r) + " is not native: nothing of Purlin's to measure";
       return false;
     }
@@ -66,15 +81,9 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
       if (errors[ur].empty()) errors[ur] = what;
       failed = true;
     };
-    // A device wait that gave up (abort, or PURLIN_TIMEOUT_S) ends its kernel without a CUDA
-    // error and reports through the communicator: without this check a call that timed out
-    // would be timed as if it had run. Checked after every phase, to name the one that failed.
+    // Checked after every phase, to name the one that failed.
     auto check = [&](const char* phase) {
-      ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess) {
-        fail(std::string(phase) + ": asynchronous error: " + ncclGetErrorString(async) + ": " +
-             ncclGetLastError(comm));
-      }
+      if (std::string e = async_error(comm, phase); !e.empty()) fail(e);
     };
     auto call = [&] {
       if (const ncclResult_t q = issue(c, s, in[ur], out[ur], comm, st); q != ncclSuccess) {
@@ -156,6 +165,32 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
   t.us = 1000.0 * slowest / (static_cast<double>(t.calls) * t.replays);
   t.ok = true;
   return t;
+}
+
+std::string run_once(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
+                     const std::vector<void*>& out) {
+  const auto un = static_cast<std::size_t>(ranks.size());
+  std::vector<std::string> errors(un);
+  // A thread per rank, as in time_collective: a rank's call may wait for its peers' (NCCL's
+  // connection setup on first use), so one thread issuing them in turn could hang.
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < un; ++r) {
+    threads.emplace_back([&, r] {
+      cudaSetDevice(0);
+      if (const ncclResult_t q = issue(c, s, in[r], out[r], ranks.comms[r], ranks.streams[r]); q != ncclSuccess) {
+        errors[r] = std::string(name(c)) + ": " + ncclGetErrorString(q);
+      } else if (cudaStreamSynchronize(ranks.streams[r]) != cudaSuccess) {
+        errors[r] = "stream error";
+      } else {
+        errors[r] = async_error(ranks.comms[r], "eager call");
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (std::size_t r = 0; r < un; ++r) {
+    if (!errors[r].empty()) return "rank " + std::to_string(r) + ": " + errors[r];
+  }
+  return "";
 }
 
 double memcpy_rw_GBps(std::size_t bytes, int copies) {

@@ -14,8 +14,8 @@ namespace purlin::snac_bench {
 
 class Ranks {
  public:
-  // n native ranks on GPU 0 (ncclCommInitAll), one non-blocking stream each. False with *error on
-  // failure, also when the communicator would not run on Purlin's kernels.
+  // n ranks on GPU 0 (ncclCommInitAll), one non-blocking stream each. False with *error on
+  // failure, also when Purlin is loaded and the communicator would not run on its kernels.
   bool create(int n, std::string* error);
   ~Ranks();
   int size() const { return static_cast<int>(comms.size()); }
@@ -46,6 +46,11 @@ struct Timing {
 // replay_ms. All ranks use the same calls and replays (they must make the same calls).
 Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
                        const std::vector<void*>& out, const Method& m);
+
+// One eager call on every rank (each in its own thread), waited for. Empty on success, else which
+// rank failed and how.
+std::string run_once(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
+                     const std::vector<void*>& out);
 
 // Read + write rate of a device-to-device cudaMemcpyAsync of `bytes` (2 * bytes per copy), in
 // GB/s, averaged over `copies` copies; 0 on failure.

@@ -1,20 +1,26 @@
 // snac_bench OUTDIR [--ranks N] [--min BYTES] [--max BYTES] [--collectives A,B,...]
-//                   [--calls N] [--replays N]
-// Purlin's native collectives with N ranks (default 8) sharing GPU 0 as threads, swept over
-// powers of two from --min (default 1K) to --max (default 1G); sizes take K, M and G suffixes.
-// Writes OUTDIR/snac.csv (perf/snac/README.md explains the columns).
+//                   [--calls N] [--replays N] [--label NAME] [--csv FILE] [--no-check]
+//                   [--check-max BYTES]
+// The native collectives with N ranks (default 8) sharing GPU 0 as threads, swept over powers of
+// two from --min (default 1K) to --max (default 1G); sizes take K, M and G suffixes. Each size is
+// first checked exactly (check.h; up to --check-max, default 256M), then timed. Runs on Purlin's
+// libnccl.so.2 or, under LD_PRELOAD, on any other (library.h); --label names it in the CSV.
+// Writes OUTDIR/snac.csv, or OUTDIR/FILE (perf/snac/README.md explains the columns).
 #include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "atom/bench_common.h"  // Csv
+#include "check.h"
 #include "collectives.h"
+#include "library.h"
 #include "measure.h"
 
 namespace {
@@ -32,7 +38,19 @@ struct Options {
   std::size_t max_bytes = std::size_t{1} << 30;
   std::vector<Coll> colls;
   Method method;
+  std::string label = "purlin";  // the CSV's library column
+  std::string csv = "snac.csv";
+  bool check = true;
+  // A check costs more than the timing (every byte crosses to the host, where the reference is
+  // computed: about 1 s for a 256 MiB collective of 8 ranks on an H200 machine), so by default
+  // the largest sizes of a 1 GiB sweep go unchecked.
+  std::size_t check_max = std::size_t{256} << 20;
 };
+
+// The label goes into the CSV unquoted.
+bool plain_word(const std::string& s) {
+  return !s.empty() && s.find_first_of(",\"' \t\n/") == std::string::npos;
+}
 
 bool parse_bytes(const std::string& s, std::size_t* out) {
   char* end = nullptr;
@@ -53,6 +71,10 @@ bool parse_options(int argc, char** argv, Options* o) {
   o->outdir = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--no-check") {
+      o->check = false;
+      continue;
+    }
     if (i + 1 >= argc) return false;
     const std::string value = argv[++i];
     if (flag == "--ranks") {
@@ -62,6 +84,14 @@ bool parse_options(int argc, char** argv, Options* o) {
       if (!parse_bytes(value, &o->min_bytes)) return false;
     } else if (flag == "--max") {
       if (!parse_bytes(value, &o->max_bytes)) return false;
+    } else if (flag == "--check-max") {
+      if (!parse_bytes(value, &o->check_max)) return false;
+    } else if (flag == "--label") {
+      if (!plain_word(value)) return false;
+      o->label = value;
+    } else if (flag == "--csv") {
+      if (!plain_word(value)) return false;
+      o->csv = value;
     } else if (flag == "--calls") {
       o->method.max_calls = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--replays") {
@@ -127,7 +157,7 @@ int main(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: %s OUTDIR [--ranks N] [--min BYTES] [--max BYTES] [--collectives A,B,...] "
-                 "[--calls N] [--replays N]\n",
+                 "[--calls N] [--replays N] [--label NAME] [--csv FILE] [--no-check] [--check-max BYTES]\n",
                  argv[0]);
     return 2;
   }
@@ -145,6 +175,10 @@ int main(int argc, char** argv) {
   const auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  const Library& lib = library();
+  std::printf("library %s: NCCL version %s (%d), %s; Purlin's entry points %s\n", o.label.c_str(),
+              version_string(lib.version).c_str(), lib.version, lib.path.empty() ? "(path unknown)" : lib.path.c_str(),
+              lib.comm_is_native != nullptr ? "present" : "absent");
   const double rw = memcpy_rw_GBps(256 * kMiB, 20);
   std::printf("cudaMemcpyAsync device to device, 256 MiB: R = %.0f GB/s read + write\n", rw);
   Ranks ranks;
@@ -154,16 +188,29 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%d communicators created [%.1f s]\n", o.ranks, seconds());
+  std::unique_ptr<Checker> checker;
+  if (o.check) {
+    checker = std::make_unique<Checker>(o.ranks);
+    if (!checker->unusable().empty()) {
+      std::printf("exact checks skipped: %s\n", checker->unusable().c_str());
+      checker.reset();
+    }
+  }
 
-  purlin::atom::bench::Csv csv(o.outdir + "/snac.csv",
-                               "collective,bytes,ranks,us_per_call,algbw_GBps,busbw_GBps,hbm_eff,"
-                               "graph_calls,replays,memcpy_rw_GBps");
+  const std::string csv_path = o.outdir + "/" + o.csv;
+  purlin::atom::bench::Csv csv(csv_path,
+                               "library,collective,bytes,ranks,us_per_call,algbw_GBps,busbw_GBps,hbm_eff,"
+                               "graph_calls,replays,memcpy_rw_GBps,wrong");
   if (!csv.good()) {
-    std::fprintf(stderr, "cannot write %s/snac.csv\n", o.outdir.c_str());
+    std::fprintf(stderr, "cannot write %s\n", csv_path.c_str());
     return 1;
   }
   int rc = 0;
   for (Coll c : o.colls) {
+    if (!available(c)) {
+      std::printf("%s: not available in this library, skipped\n", name(c));
+      continue;
+    }
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
       const Shape s = shape(c, o.ranks, bytes);
       if (s.count == 0) continue;  // smaller than one bf16 element per rank
@@ -173,6 +220,23 @@ int main(int argc, char** argv) {
         std::printf("%s %zu B: skipped, %d x (%zu + %zu) bytes do not fit\n", name(c), bytes, o.ranks, s.in_bytes,
                     s.out_bytes);
         continue;
+      }
+      // Empty: not checked (--no-check, or above --check-max).
+      std::string wrong;
+      if (checker && bytes <= o.check_max) {
+        const CheckResult k = checker->run(ranks, c, s, in, out);
+        if (!k.ran) {
+          release(&in, &out);
+          std::printf("%s %zu B: failed: check: %s\n", name(c), bytes, k.error.c_str());
+          rc = 1;
+          if (cudaDeviceSynchronize() != cudaSuccess) return rc;  // a sticky error: nothing more to measure
+          continue;
+        }
+        wrong = std::to_string(k.wrong);
+        if (k.wrong != 0) {
+          std::printf("%s %zu B: %zu wrong elements; first at %s\n", name(c), bytes, k.wrong, k.first_bad.c_str());
+          rc = 1;
+        }
       }
       const Timing t = time_collective(ranks, c, s, in, out, o.method);
       release(&in, &out);
@@ -188,11 +252,11 @@ int main(int argc, char** argv) {
       if (bytes >= kMiB && rw > 0) {
         eff = std::to_string(2.0 * output_bytes(c, o.ranks, bytes) / (t.us * 1e-6) / (rw * 1e9));
       }
-      csv.row(name(c), bytes, o.ranks, t.us, algbw, busbw, eff, t.calls, t.replays, rw);
-      std::printf("%-15s %11zu B  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s  hbm_eff %s  "
+      csv.row(o.label, name(c), bytes, o.ranks, t.us, algbw, busbw, eff, t.calls, t.replays, rw, wrong);
+      std::printf("%-15s %11zu B  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s  hbm_eff %s  wrong %s  "
                   "(%d calls x %d) [%.1f s]\n",
-                  name(c), bytes, t.us, algbw, busbw, eff.empty() ? "-" : eff.c_str(), t.calls,
-                  t.replays, seconds());
+                  name(c), bytes, t.us, algbw, busbw, eff.empty() ? "-" : eff.c_str(),
+                  wrong.empty() ? "-" : wrong.c_str(), t.calls, t.replays, seconds());
       std::fflush(stdout);
     }
   }

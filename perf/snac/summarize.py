@@ -6,9 +6,15 @@ Draws latency.png and efficiency.png next to the data when matplotlib is availab
 usage: summarize.py DIR
        summarize.py --sweep DIR...   one markdown row per run directory (sweep.sh): its
                                      configuration (config.txt) and the figures the targets name
+       summarize.py --compare DIR    Purlin beside the reference NCCL (compare.sh): reads
+                                     DIR/purlin_rN.csv and DIR/nccl_rN.csv, writes DIR/compare.csv,
+                                     DIR/summary.md and DIR/speedup.png
 """
 import csv
+import glob
+import math
 import os
+import re
 import sys
 
 KIB = 1024
@@ -28,6 +34,9 @@ def load(path):
         for k in ("us_per_call", "algbw_GBps", "busbw_GBps", "memcpy_rw_GBps"):
             r[k] = float(r[k])
         r["hbm_eff"] = float(r["hbm_eff"]) if r["hbm_eff"] else None
+        # Columns added with the comparison; empty wrong: the size was not checked.
+        r["library"] = r.get("library") or "purlin"
+        r["wrong"] = int(r["wrong"]) if r.get("wrong") else None
     return rows
 
 
@@ -152,16 +161,189 @@ def sweep(dirs):
     print("\n".join(out))
 
 
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def join(d):
+    """compare.csv's rows: every (collective, ranks, bytes) measured on either library."""
+    runs = {}
+    for lib in ("purlin", "nccl"):
+        for path in sorted(glob.glob(os.path.join(d, f"{lib}_r*.csv"))):
+            if re.fullmatch(rf"{lib}_r\d+\.csv", os.path.basename(path)):
+                for r in load(path):
+                    runs[(lib, r["collective"], r["ranks"], r["bytes"])] = r
+    keys = sorted({k[1:] for k in runs},
+                  key=lambda k: (-k[1], ORDER.index(k[0]) if k[0] in ORDER else len(ORDER), k[2]))
+    rows = []
+    for c, n, b in keys:
+        p, q = runs.get(("purlin", c, n, b)), runs.get(("nccl", c, n, b))
+        rows.append({
+            "collective": c, "ranks": n, "bytes": b,
+            "purlin_us": p["us_per_call"] if p else None,
+            "nccl_us": q["us_per_call"] if q else None,
+            "speedup": q["us_per_call"] / p["us_per_call"] if p and q and p["us_per_call"] > 0 else None,
+            "wrong_purlin": p["wrong"] if p else None,
+            "wrong_nccl": q["wrong"] if q else None,
+        })
+    return rows
+
+
+def fmt(v, spec):
+    return "" if v is None else format(v, spec)
+
+
+def write_compare_csv(d, rows):
+    cols = ("collective", "ranks", "bytes", "purlin_us", "nccl_us", "speedup", "wrong_purlin", "wrong_nccl")
+    with open(os.path.join(d, "compare.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(["" if r[k] is None else r[k] for k in cols])
+
+
+def wrong_cell(rs, lib):
+    measured = [r for r in rs if r[f"{lib}_us"] is not None]
+    checked = [r[f"wrong_{lib}"] for r in measured if r[f"wrong_{lib}"] is not None]
+    if not measured:
+        return "-"
+    return str(sum(checked)) if checked else "not checked"
+
+
+def span(sizes):
+    return f"{size_label(sizes[0])}-{size_label(sizes[-1])}" if sizes else "none"
+
+
+def ratio_table(rows, out):
+    colls = [c for c in ORDER if any(r["collective"] == c for r in rows)]
+    small = [b for b in sorted({r["bytes"] for r in rows}) if b <= 512 * KIB]
+    large = [b for b in sorted({r["bytes"] for r in rows}) if b >= MIB]
+    out.append(f"| collective | speedup {span(small)} (geomean) | speedup {span(large)} (geomean) | "
+               "min speedup (size) | 8 KiB Purlin us | 8 KiB NCCL us | wrong Purlin | wrong NCCL |")
+    out.append("|---" * 8 + "|")
+    for c in colls:
+        rs = [r for r in rows if r["collective"] == c]
+        both = [r for r in rs if r["speedup"] is not None]
+        lo = geomean([r["speedup"] for r in both if r["bytes"] <= 512 * KIB])
+        hi = geomean([r["speedup"] for r in both if r["bytes"] >= MIB])
+        worst = min(both, key=lambda r: r["speedup"]) if both else None
+        at8 = next((r for r in rs if r["bytes"] == 8 * KIB), None)
+        out.append(f"| {c} | {fmt(lo, '.2f')} | {fmt(hi, '.2f')} | " +
+                   (f"{worst['speedup']:.2f} ({size_label(worst['bytes'])})" if worst else "") +
+                   f" | {fmt(at8 and at8['purlin_us'], '.2f')} | {fmt(at8 and at8['nccl_us'], '.2f')} | "
+                   f"{wrong_cell(rs, 'purlin')} | {wrong_cell(rs, 'nccl')} |")
+    out.append("")
+
+
+def size_table(rows, out):
+    colls = [c for c in ORDER if any(r["collective"] == c for r in rows)]
+    at = {(r["collective"], r["bytes"]): r for r in rows}
+    out.append("| size | " + " | ".join(colls) + " |")
+    out.append("|---" * (len(colls) + 1) + "|")
+    for b in sorted({r["bytes"] for r in rows}):
+        cells = []
+        for c in colls:
+            r = at.get((c, b))
+            if r is None:
+                cells.append("")
+                continue
+            cell = f"{fmt(r['purlin_us'], '.2f') or '-'} / {fmt(r['nccl_us'], '.2f') or '-'}"
+            if r["speedup"] is not None:
+                cell += f" ({r['speedup']:.2f}x)"
+            if (r["wrong_purlin"] or 0) + (r["wrong_nccl"] or 0) > 0:
+                cell += " **wrong**"
+            cells.append(cell)
+        out.append(f"| {size_label(b)} | " + " | ".join(cells) + " |")
+    out.append("")
+
+
+def speedup_plot(d, rows, ranks):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib import ticker
+    except ImportError:
+        return "not drawn: matplotlib is not importable"
+    fig, axes = plt.subplots(1, len(ranks), figsize=(7 * len(ranks), 5), squeeze=False)
+    for ax, n in zip(axes[0], ranks):
+        for c in ORDER:
+            pts = [(r["bytes"], r["speedup"]) for r in rows
+                   if r["ranks"] == n and r["collective"] == c and r["speedup"] is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=c)
+        ax.axhline(1.0, color="k", linestyle="--", linewidth=1)
+        ax.set_xscale("log", base=2)
+        # A ratio: 2x faster and 2x slower lie equally far from the line at 1.
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_locator(ticker.LogLocator(base=2))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:.3g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_xlabel("message bytes")
+        ax.set_ylabel("speedup = NCCL us / Purlin us")
+        ax.set_title(f"{n} ranks sharing one GPU" if n > 1 else "1 rank")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "speedup.png"), dpi=120)
+    return "speedup.png"
+
+
+def append_environment(d, out):
+    """The run's environment.txt, verbatim, as a code block."""
+    env = os.path.join(d, "environment.txt")
+    if os.path.exists(env):
+        out.append("```\n" + open(env).read().strip() + "\n```\n")
+
+
+def compare(d):
+    """Writes compare.csv, summary.md and speedup.png; 1 when an element was wrong or nothing was read."""
+    rows = join(d)
+    write_compare_csv(d, rows)
+    out = ["# Purlin beside NCCL (compare.sh)\n"]
+    append_environment(d, out)
+    if not rows:
+        out.append("No purlin_rN.csv or nccl_rN.csv rows.")
+    out.append("speedup = NCCL us / Purlin us per call (above 1: Purlin is faster); both libraries run by "
+               "the same snac_bench, the same graph method, the ranks threads sharing one GPU. "
+               "wrong: elements that differ from the host reference (not checked: above --check-max or "
+               "--no-check).\n")
+    ranks = sorted({r["ranks"] for r in rows}, reverse=True)
+    for n in ranks:
+        rs = [r for r in rows if r["ranks"] == n]
+        out.append(f"## {n} rank{'s' if n > 1 else ''}\n")
+        ratio_table(rs, out)
+        one_side = []
+        for c in ORDER:
+            alone = [r for r in rs if r["collective"] == c and r["speedup"] is None]
+            for lib, key in (("Purlin", "purlin_us"), ("NCCL", "nccl_us")):
+                sizes = [size_label(r["bytes"]) for r in alone if r[key] is not None]
+                if sizes:
+                    every = len(sizes) == sum(r["collective"] == c for r in rs)
+                    one_side.append(f"{c} on {lib} only ({'every size' if every else ', '.join(sizes)})")
+        if one_side:
+            out.append("Measured on one library only (not available, failed or skipped: see the logs): " +
+                       "; ".join(one_side) + ".\n")
+        out.append(f"### Per size, {n} rank{'s' if n > 1 else ''}: Purlin us / NCCL us (speedup)\n")
+        size_table(rs, out)
+    plot = speedup_plot(d, rows, ranks) if rows else "not drawn: no rows"
+    out.append(f"Plot: {plot}.")
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"summarize.py: {len(rows)} rows in {os.path.join(d, 'compare.csv')}; speedup plot {plot}")
+    wrong = any((r["wrong_purlin"] or 0) + (r["wrong_nccl"] or 0) > 0 for r in rows)
+    return 1 if wrong or not rows else 0
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--sweep":
         sweep(sys.argv[2:])
         return
+    if len(sys.argv) > 2 and sys.argv[1] == "--compare":
+        sys.exit(compare(sys.argv[2]))
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     rows = load(os.path.join(d, "snac.csv"))
     out = ["# Native collectives (SNAC)\n"]
-    env = os.path.join(d, "environment.txt")
-    if os.path.exists(env):
-        out.append("```\n" + open(env).read().strip() + "\n```\n")
+    append_environment(d, out)
     if not rows:
         out.append("No snac.csv rows.")
         print("\n".join(out))
