@@ -265,6 +265,36 @@ Result prepare(const snac::Handle& h, const snac::Policy& policy, const Call& ca
   return {};
 }
 
+// ---- One rank ------------------------------------------------------------------------------
+
+// With one rank every layout relation collapses to output region 0 = input region 0 (the only
+// partition a one-rank buffer has), so a call moves nothing between ranks: it is a copy of that
+// region, or nothing when it already lies in place (DESIGN §2, "one rank needs no protocol").
+// PreMulSum is the exception: its one contribution is scaled, which is a kernel's work.
+template <class Op>
+inline constexpr bool kOneRankIsCopy = !snac::kScalesAtStage<Op>;
+
+struct LocalCopy {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::size_t bytes = 0;  // 0: nothing to do (empty, or in place)
+};
+
+// The copy a one-rank call is. Precondition: make_args succeeded for a one-rank handle.
+template <class C, class E>
+Result local_copy(const snac::Args<C, E>& a, LocalCopy& out) {
+  const layout::Region in = C::Input::region(a.in_shape, 0, 0).in_bytes(sizeof(E));
+  const layout::Region to = C::Output::region(a.out_shape, 0, 0).in_bytes(sizeof(E));
+  // AllToAllV's send and receive tables are separate: with one rank they must agree.
+  if (in.size != to.size) return bad_argument("counts (one rank sends and receives different sizes)");
+  out = {};
+  if (to.size == 0) return {};
+  const auto* src = static_cast<const std::byte*>(a.input) + in.offset;
+  auto* dst = static_cast<std::byte*>(a.output) + to.offset;
+  if (src != dst) out = {src, dst, to.size};
+  return {};
+}
+
 template <class C, class E, class Op>
 int planned_workers(const snac::Handle& h, const snac::Policy& policy, const Call& call) {
   Prepared<C, E> p;

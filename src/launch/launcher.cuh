@@ -45,6 +45,14 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
                     4096,
                 "kernel parameters must stay inside the classic 4 KiB block");
   Prepared<C, E> p;
+  if (h.ranks == 1 && kOneRankIsCopy<Op>) {
+    if (Result r = make_args<C, E, Op>(call, h, p.tables, p.args); !r.ok()) return r;
+    LocalCopy copy;
+    if (Result r = local_copy(p.args, copy); !r.ok() || copy.bytes == 0) return r;
+    const cudaError_t e =
+        cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDeviceToDevice, call.stream);
+    return {snac::Status::ok, e, e == cudaSuccess ? "" : "one-rank copy"};
+  }
   if (Result r = prepare<C, E, Op>(h, policy, call, p); !r.ok()) return r;
 
   // The shared-memory attribute was set by load_kernels when the communicator was created.

@@ -308,3 +308,61 @@ TEST(LaunchArgs, WorkersComeFromThePlanAndCountZeroPlans) {
 
 }  // namespace
 }  // namespace purlin::launch
+
+namespace purlin::launch {
+namespace {
+
+// One rank: the call is a copy of input region 0 into output region 0, nothing in place.
+TEST(LaunchArgs, OneRankIsACopyOfRegionZeroOrNothingInPlace) {
+  const snac::Handle h = handle(0, 1);
+  std::byte in[256];
+  std::byte out[256];
+  Call ar = call_of(Collective::all_reduce, kFloat, 10);
+  ar.input = in;
+  ar.output = out;
+  const Converted<L::AllReduce, float> c(ar, h);
+  ASSERT_TRUE(c.result.ok());
+  LocalCopy copy;
+  ASSERT_TRUE(local_copy(c.args, copy).ok());
+  EXPECT_EQ(copy.src, in);
+  EXPECT_EQ(copy.dst, out);
+  EXPECT_EQ(copy.bytes, 40u);
+
+  ar.output = in;  // in place: nothing moves
+  const Converted<L::AllReduce, float> same(ar, h);
+  ASSERT_TRUE(local_copy(same.args, copy).ok());
+  EXPECT_EQ(copy.bytes, 0u);
+
+  Call ag = call_of(Collective::all_gather, kBf16, 5);  // a copy counts bytes
+  ag.input = in;
+  ag.output = out;
+  const Converted<L::AllGather, CopyElement> g(ag, h);
+  ASSERT_TRUE(local_copy(g.args, copy).ok());
+  EXPECT_EQ(copy.bytes, 10u);
+
+  // AllToAllV: the receive displacement places the block; sizes must agree.
+  const std::size_t send[1] = {6};
+  const std::size_t recv[1] = {6};
+  const std::size_t rdispl[1] = {3};
+  Call v = call_of(Collective::all_to_all_v, kFloat, 0);
+  v.input = in;
+  v.output = out;
+  v.in = {send, nullptr};
+  v.out = {recv, rdispl};
+  v.agreed_max = 6;
+  const Converted<L::AllToAllV, CopyElement> a2a(v, h);
+  ASSERT_TRUE(a2a.result.ok()) << a2a.result.what;
+  ASSERT_TRUE(local_copy(a2a.args, copy).ok());
+  EXPECT_EQ(copy.src, in);
+  EXPECT_EQ(copy.dst, out + 12);
+  EXPECT_EQ(copy.bytes, 24u);
+
+  const std::size_t other[1] = {5};
+  v.out = {other, nullptr};
+  const Converted<L::AllToAllV, CopyElement> bad(v, h);
+  ASSERT_TRUE(bad.result.ok()) << bad.result.what;
+  EXPECT_FALSE(local_copy(bad.args, copy).ok());
+}
+
+}  // namespace
+}  // namespace purlin::launch

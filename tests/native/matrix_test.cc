@@ -1,6 +1,7 @@
 // The acceptance matrix at small sizes: every collective x every type x every op (reductions)
 // x counts {0, 1, 3, ~1 KiB odd, 1 MiB} x in place and out of place x roots first and last x V
-// displacements explicit (with gaps) and NULL, at 2, 4 and 8 ranks sharing GPU 0. Then the
+// displacements explicit (with gaps) and NULL, at 1 rank (the copy path) and at 2, 4 and 8 ranks
+// sharing GPU 0. Then the
 // same collectives with misaligned buffers, and issued from one thread per rank.
 //
 // Every case compares every byte of every rank's receive and send buffers, guard bytes included,
@@ -103,7 +104,7 @@ TEST_P(Matrix, EveryTypeOpCountPlacementRoot) {
   run_matrix(*w, GetParam().coll, d);
 }
 
-INSTANTIATE_TEST_SUITE_P(Native, Matrix, ::testing::ValuesIn(params({2, 4, 8})), param_name);
+INSTANTIATE_TEST_SUITE_P(Native, Matrix, ::testing::ValuesIn(params({1, 2, 4, 8})), param_name);
 
 // Buffers off their 256-byte alignment: by one element, by different amounts for send and
 // receive, and by odd byte counts where the element is a byte. In place, the receive shift
