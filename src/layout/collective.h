@@ -206,6 +206,31 @@ struct compose {
     return 0;
   }
 
+  // The one-hop form (DESIGN §2, "latency means hops"): the input partition output region k
+  // of `rank` finally depends on, traced through G's source to the intermediate that feeds it
+  // and through F's source to the inputs that intermediate was formed from. A producer then
+  // pushes that partition straight to every rank that needs it and the consumer applies the
+  // whole composition at once (AllReduce: every rank's partition k, reduced in rank order;
+  // Broadcast: the root's partition k; Reduce: every partition k, at the root only), instead
+  // of two dependent hops through the intermediate.
+  // Precondition: is_consumer(rank, root) && Output::holds(rank, k).
+  PURLIN_HD static constexpr Source one_hop_source(int rank, int k, int root) {
+    const Source via = G::source(rank, k, root);  // the intermediate of rank via.rank
+    return F::source(via.rank, via.partition, root);
+  }
+
+  // Whether `peer` consumes input partition k of `rank` in the one-hop form: the inverse of
+  // one_hop_source. Output region k reads input partition k in every composition of the table
+  // (collectives.h pins it), so only region k of each peer is asked.
+  PURLIN_HD static constexpr bool one_hop_notifies(int rank, int k, int peer, int root) {
+    if (!is_producer(rank, root) || !is_consumer(peer, root) || !Input::holds(rank, k) ||
+        !Output::holds(peer, k)) {
+      return false;
+    }
+    const Source s = one_hop_source(peer, k, root);
+    return s.partition == k && (s.rank == kAllRanks || s.rank == rank);
+  }
+
   // Whether `rank`'s part of the intermediate (its own partition, packed) can live in its
   // output buffer at the place G would write it anyway, so that G's self-copy vanishes. Not for
   // Reduce's non-roots: they have no output buffer and keep the intermediate in staging.

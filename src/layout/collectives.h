@@ -54,6 +54,19 @@ static_assert(AllReduce::root_role == Root::none && AllReduce::role_groups == 3)
 static_assert(Broadcast::root_role == Root::producer && !Broadcast::reduces);
 static_assert(Reduce::root_role == Root::consumer && Reduce::reduces);
 
+// One hop (compose::one_hop_source): AllReduce reduces partition k of every rank, Broadcast
+// copies the root's partition k, Reduce reduces every rank's partition k into the root; output
+// region k always reads input partition k, which one_hop_notifies relies on.
+static_assert(AllReduce::one_hop_source(2, 1, 0).rank == kAllRanks &&
+              AllReduce::one_hop_source(2, 1, 0).partition == 1);
+static_assert(Broadcast::one_hop_source(2, 1, 3).rank == 3 &&
+              Broadcast::one_hop_source(2, 1, 3).partition == 1);
+static_assert(Reduce::one_hop_source(3, 1, 3).rank == kAllRanks &&
+              Reduce::one_hop_source(3, 1, 3).partition == 1);
+static_assert(AllReduce::one_hop_notifies(0, 2, 3, 0) && Broadcast::one_hop_notifies(1, 2, 3, 1) &&
+              !Broadcast::one_hop_notifies(0, 2, 3, 1) && Reduce::one_hop_notifies(0, 2, 1, 1) &&
+              !Reduce::one_hop_notifies(0, 2, 3, 1));
+
 // Which NCCL entry points take a reduction op follows from the declarations, too.
 static_assert(AllReduce::reduces && ReduceScatter::reduces && !AllGather::reduces &&
               !AllToAll::reduces && !Scatter::reduces && !Gather::reduces);

@@ -87,6 +87,7 @@ snac::Policy apply_env(snac::Policy p) {
   override_size("PURLIN_CHUNK_BYTES", 16, p.chunk_bytes);
   override_size("PURLIN_PACKET_CHUNK_BYTES", 16, p.packet_chunk_bytes);
   override_size("PURLIN_LATENCY_MAX_BYTES", 0, p.latency_max_bytes);
+  override_size("PURLIN_ONE_HOP_MAX_BYTES", 0, p.one_hop_max_bytes);
   override_size("PURLIN_RING_SLOTS", 1, p.min_ring_slots);
   override_switch("PURLIN_ZERO_COPY", p.zero_copy);
   // Roles given explicitly are used as given, also where the table would balance a budget.

@@ -43,6 +43,7 @@ snac::Policy table_policy(int sm_major) {
   p.chunk_bytes = row.chunk_bytes;
   p.packet_chunk_bytes = row.packet_chunk_bytes;
   p.latency_max_bytes = row.latency_max_bytes;
+  p.one_hop_max_bytes = row.one_hop_max_bytes;
   p.throughput = row.throughput;
   p.latency = row.latency;
   p.min_ring_slots = row.min_ring_slots;
@@ -59,6 +60,7 @@ snac::Policy shared_gpu(snac::Policy p, const Facts& facts) {
   // (perf/snac/results/h200-20261202), 77% with 3 + 12; AllToAll 14% with 2 + 4, 40% with
   // 6 + 9 (PURLIN_ROLES sweeps of 2026-12-02, files not kept; policy/table.h).
   p.throughput_workers = std::min(row.shared_workers, facts.sm_count / facts.ranks_on_gpu);
+  if (row.shared_latency_max_bytes != 0) p.latency_max_bytes = row.shared_latency_max_bytes;
   return p;
 }
 

@@ -17,6 +17,7 @@ struct Row {
   std::size_t chunk_bytes = 0;
   std::size_t packet_chunk_bytes = 0;
   std::size_t latency_max_bytes = 0;
+  std::size_t one_hop_max_bytes = 0;  // snac::Policy::one_hop_max_bytes
   snac::Roles throughput{};
   snac::Roles latency{};
   // Ranks sharing one GPU (select.cc: shared_gpu): every byte crosses the same HBM and no
@@ -27,6 +28,8 @@ struct Row {
   // Throughput pipeline depth (snac::Policy::min_ring_slots): the chunk shrinks until the
   // staging ring holds this many slots.
   std::size_t min_ring_slots = 0;
+  // Ranks sharing one GPU: the latency crossover (0: the row's latency_max_bytes).
+  std::size_t shared_latency_max_bytes = 0;
 };
 
 inline constexpr std::size_t kKiB = 1024;
@@ -43,14 +46,14 @@ inline constexpr std::array<Row, 3> kTable{{
     //    ~0.2 us, still under the ~0.7 us push saved on H200 at a similar RTT.
     //  roles: 8 CTAs pulled 264 GB/s, so 2 stagers + 4 consumers + 2 finishers = 8 workers.
     //  shared chunk 1 MiB, 16 workers, ring depth 4: H200's (below), not measured on A100.
-    {8, 128 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
+    {8, 128 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
     // H200 (sm_90): R 450 GB/s, RTT 2.1 us, BDP 1 MiB; pull 372 GB/s with 8 CTAs.
     //  chunk 256 KiB: two pipeline windows, 4 consumers x 256 KiB = the 1 MiB BDP in flight.
     //  crossover 64 KiB: push 1.4 us vs pull 2.1 us median; 64 KiB of extra wire bytes at
     //    450 GB/s (~0.15 us) keep most of the 0.7 us saving. 64 KiB also equals the default
     //    packet buffer (runtime DeviceStateConfig), so the latency regime is reachable.
     //  roles: 8 CTAs reached 372 GB/s; consumers outnumber stagers because a pull crosses
-    //    NVLink and a stage does not; latency has no drain traffic, so it is balanced.
+    //    NVLink and a stage does not (latency roles: below).
     //  These are snac::Policy's defaults (policy_test checks they agree).
     //  shared chunk 1 MiB: 8 ranks on one H200, AllGather 256 MiB with 3 stagers + 12
     //    consumers: 77% HBM efficiency at 256 KiB chunks, 90% at 1 MiB (snac_bench sweeps of
@@ -65,14 +68,23 @@ inline constexpr std::array<Row, 3> kTable{{
     //    26% HBM efficiency (perf/snac results h200-20261203-ringdepth; 15% with the fixed
     //    roles and 256 KiB chunks of h200-20261202). One rank per GPU with 256 KiB chunks
     //    already has 7 slots up to 8 ranks.
-    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
+    //  one hop up to 64 KiB: the packet buffer; not swept on one GPU (16 KiB measured within 4%
+    //    of it, perf/snac/results/h200-20261204-compare/sweep).
+    //  latency roles 4 + 10 + 2 as a ceiling (a launch takes no more CTAs than it has chunks):
+    //    8 ranks on one H200, 1 KiB-1 MiB, six collectives, geometric mean per call 22.0 us
+    //    with 2 + 2 + 2, 16.1 us with 4 + 10 + 2, 31.7 us with 1 + 2 + 1 (same sweep).
+    //  shared crossover 4 KiB: ranks sharing one GPU pull through its L2 and HBM, so staging
+    //    beats pushing packets early: 13.5 us geometric mean with 4 KiB, 13.7 with 16 KiB,
+    //    16.1 with 64 KiB (same sweep). Over NVLink the push saves a crossing; 64 KiB stays.
+    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {4, 10, 2, 1}, 1024 * kKiB, 16, 4,
+     4 * kKiB},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
     //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow
     //    with them so the 16 CTAs that reached 761 GB/s all work (4 + 8 + 4).
     //  crossover 64 KiB: not measured on B200; the extra wire time only shrinks at 900 GB/s,
     //    and a larger value would exceed the default packet buffer and never apply.
     //  shared chunk 1 MiB, 16 workers, ring depth 4: H200's, not measured on B200.
-    {10, 256 * kKiB, 4 * kKiB, 64 * kKiB, {4, 8, 4, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
+    {10, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {4, 8, 4, 1}, {2, 2, 2, 1}, 1024 * kKiB, 16, 4},
 }};
 
 constexpr bool rows_in_order() {

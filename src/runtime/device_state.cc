@@ -50,6 +50,7 @@ struct Verdict {
   std::uint64_t chunk_bytes = 0;
   std::uint64_t packet_chunk_bytes = 0;
   std::uint64_t latency_max_bytes = 0;
+  std::uint64_t one_hop_max_bytes = 0;
   std::uint64_t min_ring_slots = 0;
   std::int32_t zero_copy = 0;
   std::int32_t reserved = 0;
@@ -67,6 +68,7 @@ struct Verdict {
     v.chunk_bytes = p.chunk_bytes;
     v.packet_chunk_bytes = p.packet_chunk_bytes;
     v.latency_max_bytes = p.latency_max_bytes;
+    v.one_hop_max_bytes = p.one_hop_max_bytes;
     v.throughput_workers = p.throughput_workers;
     v.min_ring_slots = p.min_ring_slots;
     v.zero_copy = p.zero_copy ? 1 : 0;
@@ -75,6 +77,7 @@ struct Verdict {
   bool same_policy(const Verdict& o) const {
     return std::equal(roles, roles + 8, o.roles) && chunk_bytes == o.chunk_bytes &&
            packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes &&
+           one_hop_max_bytes == o.one_hop_max_bytes &&
            throughput_workers == o.throughput_workers && min_ring_slots == o.min_ring_slots &&
            zero_copy == o.zero_copy;
   }
@@ -313,6 +316,7 @@ ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
   control.timeout_ns = config.timeout_ns;
   control.check_every = config.poll_check_every;
   control.sleep_ns = config.poll_sleep_ns;
+  control.backoff_every = config.poll_backoff_every;
 
   handle.epochs = reinterpret_cast<snac::Epoch*>(local_block + local_layout.epochs.offset);
   handle.counters = reinterpret_cast<std::uint64_t*>(local_block + local_layout.counters.offset);
@@ -366,14 +370,14 @@ void DeviceState::Impl::report(int ranks) const {
       "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
-      "latency max %zu, ring depth %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
+      "latency max %zu, one hop max %zu, ring depth %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
       "bytes moved), %d/%d/%d/%d latency; zero-copy %s; timeout %llu ns",
       rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
       peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
       handle.epoch_slots, local_layout.counters.bytes, local_layout.scratch.bytes,
       3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
       handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
-      policy.latency_max_bytes, policy.min_ring_slots, t.stagers, t.consumers, t.finishers,
+      policy.latency_max_bytes, policy.one_hop_max_bytes, policy.min_ring_slots, t.stagers, t.consumers, t.finishers,
       t.team, policy.throughput_workers, l.stagers, l.consumers, l.finishers, l.team,
       !policy.zero_copy                ? "off (PURLIN_ZERO_COPY=0)"
       : handle.inputs_peer_visible     ? "on"
@@ -460,6 +464,7 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
   s.handle.epoch_slots = std::max(config.epoch_slots, policy::max_workers(s.policy));
   s.handle.inputs_peer_visible = one_address_space_and_gpu(records);
   local = s.allocate_local(ranks);
+  s.control.gpu_scope = s.handle.inputs_peer_visible ? 1u : 0u;
   if (local == ncclSuccess) local = s.peers.open(records, s.rank);
   if (local == ncclSuccess) local = s.publish_tables(ranks);
   if (local == ncclSuccess) local = s.finish_init();

@@ -32,6 +32,7 @@ struct DeviceStateConfig {
   std::uint64_t timeout_ns = 0;     // per device wait; 0 = until aborted (PURLIN_TIMEOUT_S)
   std::uint32_t poll_check_every = 0;  // polls between abort checks (PURLIN_POLL_CHECK_EVERY)
   std::uint32_t poll_sleep_ns = 0;     // backoff at each check (PURLIN_POLL_SLEEP_NS)
+  std::uint32_t poll_backoff_every = 0;  // polls between backoffs, 0: at checks only (PURLIN_POLL_BACKOFF_EVERY)
 
   // Defaults (each with its reason in device_state.cc) overridden by the environment.
   static DeviceStateConfig from_env();

@@ -56,6 +56,9 @@ constexpr std::uint64_t kDefaultTimeoutNs = 0;
 // free the pollers; a wait still sees an abort after at most 1024 more polls (not timed).
 constexpr std::uint32_t kDefaultPollCheckEvery = snac::DeviceControl{}.check_every;
 constexpr std::uint32_t kDefaultPollSleepNs = snac::DeviceControl{}.sleep_ns;
+// Backing off between checks as well (every N polls, without reading the abort word): off by
+// default, a knob for measuring how much polling crowds out the stores it waits for.
+constexpr std::uint32_t kDefaultPollBackoffEvery = snac::DeviceControl{}.backoff_every;
 // A check more rarely than every million polls would leave an abort unnoticed for
 // milliseconds; a backoff over 1 ms would add that much to every wait.
 constexpr std::int64_t kMaxPollCheckEvery = 1 << 20;
@@ -129,6 +132,9 @@ DeviceStateConfig DeviceStateConfig::from_env() {
   c.poll_sleep_ns =
       bounded_from_env<std::uint32_t>("PURLIN_POLL_SLEEP_NS", 0, kMaxPollSleepNs,
                                       kDefaultPollSleepNs);
+  c.poll_backoff_every =
+      bounded_from_env<std::uint32_t>("PURLIN_POLL_BACKOFF_EVERY", 0, kMaxPollCheckEvery,
+                                      kDefaultPollBackoffEvery);
   return c;
 }
 

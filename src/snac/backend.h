@@ -15,7 +15,9 @@
 //                                          when the backend gives up (timeout or abort), after
 //                                          which the engine unwinds with Status::aborted
 //   void put_packet(Packet*, payload, flag)          one 16-byte store: data and flag together
-//   bool wait_packet(const Packet*, flag, payload&)  poll until the packet carries >= flag
+//   bool try_packet(const Packet*, flag, payload&)   one load: whether it carries >= flag
+//   bool poll(done, const Flag* word, Flag want)     calls done() until true, with the waits'
+//                                                    way out (word, want: for the report)
 //   const void** source_table()            >= ranks pointers every thread of the worker can read
 //   void copy(dst, src, bytes)             the Atom, executed by all threads of the worker
 //   void reduce<E, Op>(dst, sources, n, bytes, OpArg<E>)
@@ -35,6 +37,11 @@
 
 namespace purlin::snac {
 
+// A probe for the concept's check of poll(): done at once.
+struct DoneProbe {
+  PURLIN_HD bool operator()() const { return true; }
+};
+
 template <class B>
 concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value, Packet* packet,
                            const Packet* cpacket, std::uint64_t& payload, void* dst,
@@ -51,7 +58,8 @@ concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value
   b.store_relaxed(word, value);
   { b.wait_at_least(cword, value) } -> std::same_as<bool>;
   b.put_packet(packet, value, value);
-  { b.wait_packet(cpacket, value, payload) } -> std::same_as<bool>;
+  { b.try_packet(cpacket, value, payload) } -> std::same_as<bool>;
+  { b.poll(DoneProbe{}, cword, value) } -> std::same_as<bool>;
   { b.source_table() } -> std::same_as<const void**>;
   b.copy(dst, src, bytes);
   b.template reduce<float, op::Sum>(dst, sources, 1, bytes, OpArg<float>{});

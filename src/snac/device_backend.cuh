@@ -1,10 +1,11 @@
 // The device execution backend: one worker is one CTA (blockIdx.x), its threads are the lanes,
 // thread 0 waits and publishes. Flags are system-scope acquire/release (peers are other GPUs
-// reached over NVLink); team counters are rank-local, so device scope suffices for them (the
+// reached over NVLink, or other processes), GPU-scope where every rank is a thread of this
+// process on this GPU; team counters are rank-local, so device scope suffices for them (the
 // last arriver's system-scope release is cumulative over what its acquire observed).
 //
 // Packets: one 16-byte volatile vector store carries payload and flag, and the poller reads
-// both with one 16-byte volatile load. This relies on aligned 16-byte accesses not being torn
+// both with one 16-byte volatile load (try_packet). This relies on aligned 16-byte accesses not being torn
 // on the way over NVLink, the property NCCL's LL128 protocol relies on for its 8-byte flags.
 #pragma once
 
@@ -48,23 +49,36 @@ class DeviceBackend {
   __device__ void sync() const { __syncthreads(); }
   __device__ bool sync_and(bool p) const { return __syncthreads_and(p ? 1 : 0) != 0; }
 
+  // Flags are acquire/release at system scope (peers on other GPUs or in other processes),
+  // or at GPU scope when every rank is a thread of this process on this GPU
+  // (DeviceControl::gpu_scope): a system-scope release also orders against the host and
+  // peer devices, which nothing here needs then.
   __device__ Flag load_acquire(const Flag* word) const {
-    return cuda::atomic_ref<Flag, cuda::thread_scope_system>(*const_cast<Flag*>(word))
-        .load(cuda::memory_order_acquire);
+    auto* w = const_cast<Flag*>(word);
+    if (control_.gpu_scope != 0) {
+      return cuda::atomic_ref<Flag, cuda::thread_scope_device>(*w).load(cuda::memory_order_acquire);
+    }
+    return cuda::atomic_ref<Flag, cuda::thread_scope_system>(*w).load(cuda::memory_order_acquire);
   }
   __device__ void store_release(Flag* word, Flag value) const {
-    cuda::atomic_ref<Flag, cuda::thread_scope_system>(*word).store(value,
-                                                                   cuda::memory_order_release);
+    if (control_.gpu_scope != 0) {
+      cuda::atomic_ref<Flag, cuda::thread_scope_device>(*word).store(value, cuda::memory_order_release);
+    } else {
+      cuda::atomic_ref<Flag, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_release);
+    }
   }
   __device__ std::uint64_t fetch_add(std::uint64_t* word, std::uint64_t v) const {
     return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).fetch_add(
         v, cuda::memory_order_acq_rel);
   }
-  // System scope: besides rank-local counters it writes peer-visible words (a consumer's
-  // input_address), which a peer on another GPU may read once zero-copy reaches there.
+  // System scope unless gpu_scope: besides rank-local counters it writes peer-visible words (a
+  // consumer's input_address).
   __device__ void store_relaxed(std::uint64_t* word, std::uint64_t v) const {
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(
-        v, cuda::memory_order_relaxed);
+    if (control_.gpu_scope != 0) {
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(*word).store(v, cuda::memory_order_relaxed);
+    } else {
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(v, cuda::memory_order_relaxed);
+    }
   }
 
   __device__ bool wait_at_least(const Flag* word, Flag value) const {
@@ -82,24 +96,30 @@ class DeviceBackend {
     asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(packet), "l"(payload), "l"(flag)
                  : "memory");
   }
-  __device__ bool wait_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+  // One 16-byte load of a packet: true when it carries `flag` (or a later launch's).
+  __device__ bool try_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+    std::uint64_t data = 0;
+    std::uint64_t seen = 0;
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(data), "=l"(seen)
+                 : "l"(packet)
+                 : "memory");
+    payload = data;
+    return seen >= flag;
+  }
+
+  // Calls done() until it returns true, with the waits' way out; `word` and `want` name what
+  // it waits for in a stall report.
+  template <class Done>
+  __device__ bool poll(Done&& done, const Flag* word, Flag want) const {
     Waiter w(control_);
-    for (;;) {
-      std::uint64_t data = 0;
-      std::uint64_t seen = 0;
-      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
-                   : "=l"(data), "=l"(seen)
-                   : "l"(packet)
-                   : "memory");
-      if (seen >= flag) {
-        payload = data;
-        return true;
-      }
+    while (!done()) {
       if (!w.keep_going()) {
-        note_stall(&packet->flag, flag, seen, w.timed_out());
+        note_stall(word, want, load_acquire(word), w.timed_out());
         return false;
       }
     }
+    return true;
   }
 
   __device__ const void** source_table() const { return table_; }
@@ -156,6 +176,10 @@ class DeviceBackend {
    public:
     __device__ explicit Waiter(const DeviceControl& c) : c_(c) {}
     __device__ bool keep_going() {
+      if (c_.backoff_every != 0 && --backoff_ == 0) {
+        backoff_ = static_cast<std::int64_t>(c_.backoff_every);
+        __nanosleep(c_.sleep_ns);
+      }
       if (--countdown_ > 0) return true;
       countdown_ = static_cast<std::int64_t>(c_.check_every);
       if (c_.abort != nullptr && *c_.abort != 0) return false;
@@ -178,6 +202,7 @@ class DeviceBackend {
     }
     const DeviceControl& c_;
     std::int64_t countdown_ = c_.check_every;
+    std::int64_t backoff_ = c_.backoff_every;
     std::uint64_t start_ = 0;
     bool timed_out_ = false;
   };

@@ -34,24 +34,38 @@ namespace purlin::snac {
 namespace detail {
 
 // Packets carry 8 bytes; the last packet of a partition may carry fewer. Byte-exact so that an
-// odd count or an unaligned buffer loses nothing and reads nothing outside the range.
+// odd count or an unaligned buffer loses nothing and reads nothing outside the range. A whole,
+// aligned payload is one 8-byte access: a device memcpy of unknown alignment is 8 byte loads.
+PURLIN_HD inline bool whole_word(const std::byte* p, std::size_t valid) {
+  return valid >= kPacketPayload && reinterpret_cast<std::uintptr_t>(p) % kPacketPayload == 0;
+}
+
 PURLIN_HD inline std::uint64_t load_payload(const std::byte* p, std::size_t valid) {
   std::uint64_t v = 0;
-  if (valid >= kPacketPayload) {
-    std::memcpy(&v, p, kPacketPayload);
+  if (whole_word(p, valid)) {
+    NV_IF_ELSE_TARGET(NV_IS_DEVICE, (v = *reinterpret_cast<const std::uint64_t*>(p);),
+                      (std::memcpy(&v, p, kPacketPayload);))
   } else {
-    for (std::size_t i = 0; i < valid; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+    const std::size_t n = valid < kPacketPayload ? valid : kPacketPayload;
+    for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
   }
   return v;
 }
 
 PURLIN_HD inline void store_payload(std::byte* p, std::uint64_t v, std::size_t valid) {
-  if (valid >= kPacketPayload) {
-    std::memcpy(p, &v, kPacketPayload);
+  if (whole_word(p, valid)) {
+    NV_IF_ELSE_TARGET(NV_IS_DEVICE, (*reinterpret_cast<std::uint64_t*>(p) = v;),
+                      (std::memcpy(p, &v, kPacketPayload);))
   } else {
-    for (std::size_t i = 0; i < valid; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+    const std::size_t n = valid < kPacketPayload ? valid : kPacketPayload;
+    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
   }
 }
+
+// Packets one thread waits for at once (latency regime): their loads are all issued before
+// any is spun on, and a batch holds one packet of each of up to 8 producers (a reduction) or
+// 8 of one producer's packets (a copy).
+inline constexpr int kPacketBatch = 8;
 
 }  // namespace detail
 
@@ -90,7 +104,7 @@ class Engine {
     if (role.group == 0) {
       s = stage(role);
     } else if (role.group == 1) {
-      s = consume<0>(role);
+      s = plan_.one_hop ? consume_one_hop(role) : consume<0>(role);
     } else if constexpr (Prog::composed) {
       s = consume<1>(role);
     }
@@ -111,6 +125,9 @@ class Engine {
   // Whether `peer` reads input partition k of this rank in `phase`. A composition's second
   // phase has one input partition per rank, its own.
   PURLIN_HD bool reads(int phase, int k, int peer) const {
+    if constexpr (Prog::composed) {
+      if (plan_.one_hop) return C::one_hop_notifies(r_, k, peer, a_.root);
+    }
     if (phase == 0) {
       return F::notifies(r_, k, peer, a_.root) && !(skip_self_ && peer == r_);
     }
@@ -220,9 +237,12 @@ class Engine {
   }
 
   // First use of this launch's half: every peer released it (it finished the launch two back).
+  // Called by every lane, each waiting for its share of the peers, so the n loads are issued
+  // at once rather than one after another; the caller's sync_and joins them (an acquire by
+  // any lane followed by the barrier orders the worker's later stores, backend.h).
   PURLIN_HD bool wait_released() {
     if (released_) return true;
-    for (int q = 0; q < n_; ++q) {
+    for (int q = be_.lane(); q < n_; q += be_.lanes()) {
       if (!be_.wait_at_least(h_.signals[r_] + sig_.release(q, half_), e_)) return false;
     }
     released_ = true;
@@ -232,16 +252,14 @@ class Engine {
   // Before staging ordinal c of partition k: the slot's previous occupant was drained.
   PURLIN_HD bool drain_wait(int phase, int k, std::uint64_t c) {
     bool ok = true;
-    if (be_.leader()) {
-      if (c < plan_.ring.slots) {
-        ok = wait_released();
-      } else {
-        const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
-        const std::uint64_t s = plan_.ring.slot(c);
-        for (int q = 0; q < n_ && ok; ++q) {
-          if (reads(phase, k, q)) {
-            ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want);
-          }
+    if (c < plan_.ring.slots) {
+      ok = wait_released();
+    } else if (be_.leader()) {
+      const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
+      const std::uint64_t s = plan_.ring.slot(c);
+      for (int q = 0; q < n_ && ok; ++q) {
+        if (reads(phase, k, q)) {
+          ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want);
         }
       }
     }
@@ -361,30 +379,39 @@ class Engine {
 
   // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer.
   // `src` is chunk c of partition k (`bytes` long); packets are numbered from the partition
-  // start. No arrival: each packet carries its own flag.
+  // start, which one hop offsets by the partition's place in the input (packet_base). Each
+  // payload is loaded once and stored to every reader. No arrival: each packet carries its
+  // own flag.
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
                         const std::byte* src) {
-    bool ok = true;
-    if (be_.leader()) ok = wait_released();
-    if (!be_.sync_and(ok)) return Status::aborted;
+    if (!be_.sync_and(wait_released())) return Status::aborted;
     const Share sh = team_share(bytes, role.size, role.member);
-    const std::size_t first = (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
+    const std::size_t first =
+        packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
     const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
     const Flag flag = layout::packet_flag(e_);
-    for (int q = 0; q < n_; ++q) {
-      if (!reads(phase, k, q)) continue;
-      Packet* dst = h_.packets[q] + pk_.index(phase, half_, r_, first);
-      for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
-           p += static_cast<std::size_t>(be_.lanes())) {
-        const std::size_t at = sh.begin + p * kPacketPayload;
-        std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
-        if constexpr (kScalesAtStage<Op>) {
-          if (phase == 0) payload = scale_payload(payload);
-        }
-        be_.put_packet(dst + p, payload, flag);
+    std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
+    for (int q = 0; q < n_; ++q) readers |= reads(phase, k, q) ? std::uint64_t{1} << q : 0;
+    const std::size_t at0 = pk_.index(phase, half_, r_, first);
+    for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
+         p += static_cast<std::size_t>(be_.lanes())) {
+      const std::size_t at = sh.begin + p * kPacketPayload;
+      std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
+      if constexpr (kScalesAtStage<Op>) {
+        if (phase == 0) payload = scale_payload(payload);
+      }
+      for (int q = 0; q < n_; ++q) {
+        if ((readers >> q) & 1u) be_.put_packet(h_.packets[q] + at0 + p, payload, flag);
       }
     }
     return Status::ok;
+  }
+
+  // First packet of input partition k in a reader's area for this producer: one hop pushes
+  // every partition to the same reader, each at its place in the input (partition starts are
+  // 16-byte multiples, args.h's split granule, so they fall on packets).
+  PURLIN_HD std::size_t packet_base(int k) const {
+    return plan_.one_hop ? input_region(k).offset / kPacketPayload : 0;
   }
 
   // ---- Consume ----------------------------------------------------------------------------
@@ -394,6 +421,13 @@ class Engine {
     using Q = std::conditional_t<Ph == 0, F, G>;
     using Out = typename Q::Output;
     if (!Q::is_consumer(r_, a_.root)) return Status::ok;
+    if constexpr (Ph == kLast && !Q::reduces) {
+      if (plan_.regime == Regime::latency && !(Ph == 0 && own_partitions_)) {
+        return poll_copies(role, Ph, [&](int k) {
+          return PacketSource{Q::source(r_, k, a_.root).rank, 0};
+        });
+      }
+    }
     const int width = Out::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
@@ -502,10 +536,9 @@ class Engine {
     return slot(j, c, Ph, partition);
   }
 
-  // Latency: poll this share's packets from each producer. Copies land in the destination
-  // directly; a reduction unpacks each producer into its scratch area first so that the Atom
-  // combines them exactly as in the throughput regime. A composition's first phase then
-  // pushes its share of the intermediate onward.
+  // Latency: poll this share's packets from each producer into the destination (the output,
+  // or a composition's intermediate in scratch), which a composition's first phase then
+  // pushes onward.
   template <int Ph>
   PURLIN_HD Status poll(const Role& role, int k, std::uint64_t c, const layout::Region& region) {
     using Q = std::conditional_t<Ph == 0, F, G>;
@@ -515,39 +548,200 @@ class Engine {
     const layout::Region chunk = plan_.chunking.range(region, c);
     const Share sh = team_share(chunk.size, role.size, role.member);
     const std::size_t within = chunk.offset - region.offset + sh.begin;  // from partition start
-    const std::size_t packet0 = within / kPacketPayload;
-    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
-    const Flag flag = layout::packet_flag(e_);
-
     std::byte* dst = Ph < kLast ? scratch(n_) + within
                                 : static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-    bool ok = true;
-    for (int j = first; j <= last && ok; ++j) {
-      std::byte* unpack = Q::reduces ? scratch(j) + within : dst;
-      const Packet* in = h_.packets[r_] + pk_.index(Ph, half_, j, packet0);
-      for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count && ok;
-           p += static_cast<std::size_t>(be_.lanes())) {
-        std::uint64_t payload = 0;
-        ok = be_.wait_packet(in + p, flag, payload);
-        const std::size_t at = p * kPacketPayload;
-        detail::store_payload(unpack + at, payload, sh.size - at);
-      }
-    }
-    if (!be_.sync_and(ok)) return Status::aborted;
-
-    if constexpr (Q::reduces) {
-      const void** table = be_.source_table();
-      if (be_.leader()) {
-        for (int j = first; j <= last; ++j) table[j - first] = scratch(j) + within;
-      }
-      be_.sync();
-      combine<Q>(dst, table, first, last, sh.size);
-      be_.sync();
+    if (!be_.sync_and(poll_share<Q::reduces>(Ph, first, last, within / kPacketPayload, sh.size,
+                                             dst))) {
+      return Status::aborted;
     }
     if constexpr (Ph < kLast) {
       return push(role, 1, r_, c, chunk.size, scratch(n_) + (chunk.offset - region.offset));
     }
     return Status::ok;
+  }
+
+  // Where the packets of one output region come from: the producer, and the packet of its
+  // area in this rank's buffer that the region's first byte travels in.
+  struct PacketSource {
+    int rank = 0;
+    std::size_t base = 0;
+  };
+
+  // Latency, copies into the output: chunk c of every region this rank consumes, all at
+  // once, so each thread has the loads of all its regions' packets in flight together
+  // (batches of kPacketBatch regions) instead of one region's round trip after another.
+  // `source(k)` names the producer of region k.
+  template <class Source>
+  PURLIN_HD Status poll_copies(const Role& role, int phase, Source&& source) {
+    using Out = typename C::Output;
+    constexpr int kB = detail::kPacketBatch;
+    const int width = Out::regions(n_);
+    const Packet* mine = h_.packets[r_];
+    for (std::uint64_t c = role.team; c < plan_.ordinals; c += role.teams) {
+      for (int k0 = 0; k0 < width; k0 += kB) {
+        const Packet* in[kB];
+        std::byte* dst[kB];
+        std::size_t bytes[kB];
+        int m = 0;
+        std::size_t most = 0;
+        for (int kk = k0; kk < width && kk < k0 + kB; ++kk) {
+          const int k = Out::kind == layout::LayoutKind::packed ? r_ : kk;
+          if (!Out::holds(r_, k) || (phase == 0 && skip_self_ && k == r_)) continue;
+          const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
+          if (c >= plan_.chunking.count(region.size)) continue;
+          const PacketSource src = source(k);
+          const layout::Region chunk = plan_.chunking.range(region, c);
+          const Share sh = team_share(chunk.size, role.size, role.member);
+          const std::size_t within = chunk.offset - region.offset + sh.begin;
+          in[m] = mine + pk_.index(phase, half_, src.rank, src.base + within / kPacketPayload);
+          dst[m] = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
+          bytes[m] = sh.size;
+          most = layout::detail::max_of(most, sh.size);
+          ++m;
+        }
+        bool ok = true;
+        const std::size_t count = layout::detail::ceil_div(most, kPacketPayload);
+        for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count && ok;
+             p += static_cast<std::size_t>(be_.lanes())) {
+          const std::size_t off = p * kPacketPayload;
+          const Packet* at[kB];
+          std::uint64_t payload[kB];
+          int which[kB];
+          int live = 0;
+          for (int b = 0; b < m; ++b) {
+            if (off < bytes[b]) {
+              at[live] = in[b] + p;
+              which[live++] = b;
+            }
+          }
+          ok = await_packets(at, live, payload);
+          for (int i = 0; i < live && ok; ++i) {
+            detail::store_payload(dst[which[i]] + off, payload[i], bytes[which[i]] - off);
+          }
+        }
+        if (!be_.sync_and(ok)) return Status::aborted;
+      }
+    }
+    return Status::ok;
+  }
+
+  // One hop (latency regime of a composition): output region k, chunk c, straight from the
+  // producers of the input partition it depends on (layout compose::one_hop_source).
+  PURLIN_HD Status consume_one_hop(const Role& role) {
+    if constexpr (!Prog::composed) {
+      return Status::ok;
+    } else {
+      using Out = typename C::Output;
+      if (!C::is_consumer(r_, a_.root)) return Status::ok;
+      if constexpr (!C::reduces) {
+        return poll_copies(role, 0, [&](int k) {
+          const layout::Source src = C::one_hop_source(r_, k, a_.root);
+          return PacketSource{src.rank, packet_base(src.partition)};
+        });
+      }
+      const int width = Out::regions(n_);
+      const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
+      for (std::uint64_t i = role.team; i < items; i += role.teams) {
+        const std::uint64_t c = i / width;
+        const int k = static_cast<int>(i % width);
+        if (!Out::holds(r_, k)) continue;
+        const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
+        if (c >= plan_.chunking.count(region.size)) continue;
+        const layout::Source src = C::one_hop_source(r_, k, a_.root);
+        const int first = src.rank == layout::kAllRanks ? 0 : src.rank;
+        const int last = src.rank == layout::kAllRanks ? n_ - 1 : src.rank;
+        const layout::Region chunk = plan_.chunking.range(region, c);
+        const Share sh = team_share(chunk.size, role.size, role.member);
+        const std::size_t within = chunk.offset - region.offset + sh.begin;
+        std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
+        const std::size_t packet0 = packet_base(src.partition) + within / kPacketPayload;
+        if (!be_.sync_and(poll_share<C::reduces>(0, first, last, packet0, sh.size, dst))) {
+          return Status::aborted;
+        }
+      }
+      return Status::ok;
+    }
+  }
+
+  // This thread's packets of one share: `bytes` from packet `packet0` of each producer's area
+  // in [first, last] (rank order) of this rank's buffer, into `dst`. A copy (one producer)
+  // moves payloads; a reduction combines every producer's packet in registers with the Atom's
+  // Reducer, first/next in ascending rank order then finish (atom/combine.h), the sequence
+  // Atom::reduce applies to each element in the throughput regime, so both regimes give the
+  // same bits. False when a wait gave up.
+  template <bool Reduces>
+  PURLIN_HD bool poll_share(int phase, int first, int last, std::size_t packet0,
+                            std::size_t bytes, std::byte* dst) const {
+    const std::size_t count = layout::detail::ceil_div(bytes, kPacketPayload);
+    const auto lane = static_cast<std::size_t>(be_.lane());
+    const auto lanes = static_cast<std::size_t>(be_.lanes());
+    const Packet* mine = h_.packets[r_];
+    if constexpr (!Reduces) {
+      const Packet* in = mine + pk_.index(phase, half_, first, packet0);
+      for (std::size_t p0 = lane; p0 < count; p0 += lanes * detail::kPacketBatch) {
+        const Packet* at[detail::kPacketBatch];
+        std::uint64_t payload[detail::kPacketBatch];
+        int m = 0;
+        for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) at[m] = in + p0 + m * lanes;
+        if (!await_packets(at, m, payload)) return false;
+        for (int b = 0; b < m; ++b) {
+          const std::size_t off = (p0 + b * lanes) * kPacketPayload;
+          detail::store_payload(dst + off, payload[b], bytes - off);
+        }
+      }
+    } else {
+      using R = atom::Reducer<E, ConsumeOp<Op>>;
+      using Acc = typename R::Acc;
+      constexpr int kElems = static_cast<int>(kPacketPayload / es);
+      static_assert(kPacketPayload % es == 0);
+      const R reducer(last - first + 1, a_.op_arg);
+      for (std::size_t p = lane; p < count; p += lanes) {
+        Acc acc[kElems] = {};  // every element is set by the first producer
+        for (int j0 = first; j0 <= last; j0 += detail::kPacketBatch) {
+          const Packet* at[detail::kPacketBatch];
+          std::uint64_t payload[detail::kPacketBatch];
+          const int m = last - j0 + 1 < detail::kPacketBatch ? last - j0 + 1 : detail::kPacketBatch;
+          for (int b = 0; b < m; ++b) at[b] = mine + pk_.index(phase, half_, j0 + b, packet0 + p);
+          if (!await_packets(at, m, payload)) return false;
+          for (int b = 0; b < m; ++b) {
+            E v[kElems];
+            std::memcpy(static_cast<void*>(v), &payload[b], kPacketPayload);
+            for (int i = 0; i < kElems; ++i) {
+              acc[i] = j0 + b == first ? reducer.first(v[i]) : reducer.next(acc[i], v[i]);
+            }
+          }
+        }
+        E out[kElems];
+        for (int i = 0; i < kElems; ++i) out[i] = reducer.finish(acc[i]);
+        std::uint64_t word = 0;
+        std::memcpy(&word, static_cast<const void*>(out), kPacketPayload);
+        detail::store_payload(dst + p * kPacketPayload, word, bytes - p * kPacketPayload);
+      }
+    }
+    return true;
+  }
+
+  // Waits until the m packets at `at` carry this launch's flag. Every load is issued before
+  // any is waited on, and only the ones still missing are polled again.
+  PURLIN_HD bool await_packets(const Packet* const* at, int m, std::uint64_t* payload) const {
+    const Flag flag = layout::packet_flag(e_);
+    unsigned missing = 0;
+    for (int b = 0; b < m; ++b) {
+      if (!be_.try_packet(at[b], flag, payload[b])) missing |= 1u << b;
+    }
+    if (missing == 0) return true;
+    int lowest = 0;
+    while (((missing >> lowest) & 1u) == 0) ++lowest;
+    return be_.poll(
+        [&] {
+          for (int b = 0; b < m; ++b) {
+            if (((missing >> b) & 1u) != 0 && be_.try_packet(at[b], flag, payload[b])) {
+              missing &= ~(1u << b);
+            }
+          }
+          return missing == 0;
+        },
+        &at[lowest]->flag, flag);
   }
 
   const B& be_;

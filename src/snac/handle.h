@@ -169,6 +169,12 @@ struct DeviceControl {
   // shared by many ranks can be tuned from measurements without a rebuild.
   std::uint32_t check_every = 1024;
   std::uint32_t sleep_ns = 100;
+  // Nonzero: also back off for sleep_ns every backoff_every polls between checks, without
+  // reading the abort word (polling threads then leave the memory system to the producers).
+  std::uint32_t backoff_every = 0;
+  // 1: every rank is a thread of this process on this GPU, so flags and acknowledgments need
+  // only GPU scope; 0: some peer is another GPU or process, and they take system scope.
+  std::uint32_t gpu_scope = 0;
 };
 
 }  // namespace purlin::snac

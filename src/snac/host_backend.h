@@ -72,7 +72,9 @@ class HostBackend {
     std::atomic_ref<std::uint64_t>(*word).store(v, std::memory_order_relaxed);
   }
 
-  bool wait_at_least(const Flag* word, Flag value) const;
+  bool wait_at_least(const Flag* word, Flag value) const {
+    return poll([&] { return load_acquire(word) >= value; }, word, value);
+  }
 
   // The payload is a plain store published by the release of the flag: the host has no
   // single-copy-atomic 16-byte store, and needs none, since a reader only touches the payload
@@ -81,9 +83,20 @@ class HostBackend {
     packet->payload = payload;
     store_release(&packet->flag, flag);
   }
-  bool wait_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
-    if (!wait_at_least(&packet->flag, flag)) return false;
+  bool try_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+    if (load_acquire(&packet->flag) < flag) return false;
     payload = packet->payload;
+    return true;
+  }
+
+  // Calls done() until it returns true, pacing like wait_at_least; `word` and `want` name the
+  // wait in a timeout report.
+  template <class Done>
+  bool poll(Done&& done, const Flag* word, Flag want) const {
+    Pacer pacer(*this, word, want);
+    while (!done()) {
+      if (!pacer.keep_going()) return false;
+    }
     return true;
   }
 
@@ -98,6 +111,24 @@ class HostBackend {
   }
 
  private:
+  // Spin briefly (the common case: the producer is running), yield for a while, then sleep in
+  // short naps: host worlds run several times more threads than cores, and a waiter that
+  // keeps yielding still takes a core (and a syscall) from the thread it waits for. Past the
+  // control's timeout it aborts the world with a report naming the word.
+  class Pacer {
+   public:
+    Pacer(const HostBackend& be, const Flag* word, Flag want) : be_(be), word_(word), want_(want) {}
+    bool keep_going();
+
+   private:
+    const HostBackend& be_;
+    const Flag* word_;
+    Flag want_;
+    int spins_ = 0;
+    std::uint64_t round_ = 0;
+    std::chrono::steady_clock::time_point deadline_{};
+  };
+
   HostControl* control_;
   const Handle* handle_;  // this rank's: its timeout report names the word it waited for
   int worker_;

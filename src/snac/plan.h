@@ -113,6 +113,10 @@ struct Plan {
   // Producers may publish their input in place of a staged copy (engine.h decides per
   // producer and launch; consumers follow SignalLayout::input_address).
   bool zero_copy = false;
+  // Latency regime of a composition in one hop (layout compose::one_hop_source): producers
+  // push every input partition to the ranks whose output needs it, one role group consumes
+  // it into the output, and there is no intermediate and no third group.
+  bool one_hop = false;
   Roles roles{};
   int groups = 2;
 
@@ -262,11 +266,25 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
       args.agreed_max_elems);
   const std::size_t max_bytes = max_elems * es;
 
-  const bool packets_fit = h.packet_capacity != 0 && max_bytes <= h.packet_layout().max_bytes();
+  const std::size_t packet_bytes = h.packet_capacity != 0 ? h.packet_layout().max_bytes() : 0;
+  const bool packets_fit = packet_bytes != 0 && max_bytes <= packet_bytes;
   const bool small = policy.latency_max_bytes != 0 && max_bytes <= policy.latency_max_bytes;
-  plan.regime = packets_fit && small ? Regime::latency : Regime::throughput;
+  // One hop pushes a composition's whole input to each reader: it must fit one producer's
+  // packet area, and the policy says up to which size one hop beats two.
+  if constexpr (P::composed) {
+    const std::size_t extent = C::Input::extent(args.in_shape, h.rank) * es;
+    plan.one_hop = policy.latency_max_bytes != 0 && packet_bytes != 0 && extent <= packet_bytes &&
+                   extent <= policy.one_hop_max_bytes;
+  }
+  plan.regime = plan.one_hop || (packets_fit && small) ? Regime::latency : Regime::throughput;
   const bool zero_copy = policy.zero_copy && h.inputs_peer_visible;
   plan.roles = policy.roles(plan.regime);
+  if (plan.one_hop) {
+    // Every worker pushes or consumes: the finishers of the two-hop form consume here.
+    plan.groups = 2;
+    plan.roles.consumers += plan.roles.finishers;
+    plan.roles.finishers = plan.roles.team;
+  }
   if (plan.regime == Regime::throughput && policy.throughput_workers > 0) {
     plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
   }
@@ -300,11 +318,37 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     plan.zero_copy = zero_copy;
   }
   plan.ordinals = plan.chunking.count(max_bytes);
+  if (plan.regime == Regime::latency && plan.roles.team == 1) {
+    // A latency group has no more workers than items (chunk ordinals x regions): a worker
+    // without an item would only launch, release and exit. So the policy's roles are a
+    // ceiling that larger messages reach, and a small one launches few CTAs.
+    const auto fit = [&](int& group, int regions) {
+      const std::uint64_t items = layout::detail::max_of<std::uint64_t>(
+          1, plan.ordinals * static_cast<std::uint64_t>(regions));
+      if (static_cast<std::uint64_t>(group) > items) group = static_cast<int>(items);
+    };
+    // A copy into the output takes every region of a chunk at once (engine.h: poll_copies),
+    // except in an in-place AllToAll, whose consumers stage each region first.
+    bool own_regions = false;
+    if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
+      own_regions = args.input != nullptr && args.input == args.output;
+    }
+    const auto consumer_regions = [&](bool reduces, bool last, int regions) {
+      return !reduces && last && !own_regions ? 1 : regions;
+    };
+    fit(plan.roles.stagers, P::F::Input::regions(h.ranks));
+    fit(plan.roles.consumers,
+        plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(h.ranks))
+                     : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(h.ranks)));
+    if (plan.groups == 3) {
+      fit(plan.roles.finishers, consumer_regions(P::G::reduces, true, P::G::Output::regions(h.ranks)));
+    }
+  }
 
   const Roles& r = plan.roles;
   if (r.team < 1 || r.stagers < r.team || r.consumers < r.team || r.stagers % r.team != 0 ||
       r.consumers % r.team != 0 ||
-      (P::groups == 3 && (r.finishers < r.team || r.finishers % r.team != 0))) {
+      (plan.groups == 3 && (r.finishers < r.team || r.finishers % r.team != 0))) {
     out.status = Status::bad_policy;
     return out;
   }

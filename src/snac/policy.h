@@ -46,10 +46,18 @@ struct Policy {
   // are too small, whatever this says. 0 forces throughput.
   std::size_t latency_max_bytes = 64 * 1024;
 
+  // One-hop crossover of a composition's latency regime (AllReduce, Broadcast, Reduce), in
+  // bytes of the whole input one rank pushes to each reader: up to here every rank pushes
+  // everything its readers need and they reduce or copy it at once (one NVLink crossing, DESIGN
+  // §2); beyond it the two-hop form (reduce-scatter, then all-gather of the reduced partitions)
+  // pushes 1/n as much per reader. 0 disables one hop. Also bounded by the packet buffer.
+  std::size_t one_hop_max_bytes = 64 * 1024;
+
   // Throughput keeps consumers ahead of stagers (a pull crosses NVLink, a stage does not);
-  // latency needs no drain traffic, so pushers and pollers are balanced.
+  // latency roles are a ceiling (a launch takes no more CTAs than it has items), pollers
+  // outnumbering pushers since each polls every producer (measured: policy/table.h).
   Roles throughput{2, 4, 2, 1};
-  Roles latency{2, 2, 2, 1};
+  Roles latency{4, 10, 2, 1};
 
   // Nonzero: the throughput regime splits this many workers over a collective's role groups in
   // proportion to the bytes each group moves per chunk ordinal (plan.h: balanced_roles),

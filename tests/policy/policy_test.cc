@@ -60,6 +60,7 @@ TEST_F(PolicyTest, H200RowIsSnacsDefault) {
   EXPECT_EQ(t.chunk_bytes, d.chunk_bytes);
   EXPECT_EQ(t.packet_chunk_bytes, d.packet_chunk_bytes);
   EXPECT_EQ(t.latency_max_bytes, d.latency_max_bytes);
+  EXPECT_EQ(t.one_hop_max_bytes, d.one_hop_max_bytes);
   EXPECT_TRUE(same_roles(t.throughput, d.throughput));
   EXPECT_TRUE(same_roles(t.latency, d.latency));
 }
@@ -89,11 +90,12 @@ TEST_F(PolicyTest, OneRankPerGpuKeepsTheTable) {
   const Facts f{9, 132, 8, 1};
   const snac::Policy p = select(f);
   EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
-  EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
   EXPECT_EQ(p.throughput_workers, 0);
   EXPECT_EQ(p.chunk_bytes, table_policy(9).chunk_bytes);
+  EXPECT_EQ(p.latency_max_bytes, table_policy(9).latency_max_bytes);  // NVLink's crossover
   EXPECT_TRUE(coresident(p, f));
-  EXPECT_EQ(max_workers(p), 8);
+  EXPECT_EQ(max_workers(p), 16);
 }
 
 TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
@@ -101,7 +103,8 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   const snac::Policy p = select(f);
   EXPECT_EQ(p.throughput_workers, 16);
   EXPECT_EQ(p.chunk_bytes, row_for(9).shared_chunk_bytes);
-  EXPECT_TRUE(same_roles(p.latency, snac::Roles{2, 2, 2, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
+  EXPECT_EQ(p.latency_max_bytes, row_for(9).shared_latency_max_bytes);
   EXPECT_TRUE(coresident(p, f));
   EXPECT_EQ(max_workers(p), 16);
   EXPECT_EQ(plan_all_reduce(p, 8, 1 << 20), snac::Status::ok);

@@ -1,5 +1,6 @@
 // All eleven collectives on the host datapath: world sizes {1, 2, 3, 4, 8} x both regimes (the
-// throughput one with staged inputs and with zero-copy) x
+// throughput one with staged inputs and with zero-copy, the latency one with compositions in
+// one hop and in two) x
 // counts 0, 1, odd and large enough to cross chunk boundaries and wrap the staging ring, in
 // place and out of place, rooted ones from the first and the last rank. Every run is three
 // consecutive calls on one protocol state (epoch parity, monotonic flags, drain acks across
@@ -19,6 +20,7 @@ struct Param {
   int ranks;
   Regime regime;
   bool zero_copy = false;
+  bool one_hop = true;  // latency: compositions in one hop (else in two)
 };
 
 // One world per test: its cases (sizes, in place, roots, team sizes) run back to back on the
@@ -43,6 +45,7 @@ class Collectives : public testing::TestWithParam<Param> {
       RunSetup s;
       s.regime = GetParam().regime;
       s.zero_copy = GetParam().zero_copy;
+      s.one_hop = GetParam().one_hop;
       s.team = 1 + index % 2;
       s.in_place = ip;
       s.seed = static_cast<std::uint64_t>(index * 2 + (ip ? 1 : 0) + 1);
@@ -158,9 +161,10 @@ TEST_P(ReductionOps, AllReduce) {
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
-  return std::string(info.param.regime == Regime::latency ? "latency"
-                     : info.param.zero_copy             ? "zerocopy"
-                                                        : "throughput") +
+  return std::string(info.param.regime == Regime::latency
+                         ? (info.param.one_hop ? "latency" : "latency_two_hop")
+                     : info.param.zero_copy ? "zerocopy"
+                                            : "throughput") +
          "_n" + std::to_string(info.param.ranks);
 }
 
@@ -170,6 +174,7 @@ std::vector<Param> params() {
   for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::throughput, false});
   for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::throughput, true});
   for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::latency, false});
+  for (int n : {2, 3, 8}) out.push_back({n, Regime::latency, false, false});
   return out;
 }
 
@@ -177,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(Snac, Collectives, testing::ValuesIn(params()), name);
 INSTANTIATE_TEST_SUITE_P(Snac, ReductionOps,
                          testing::Values(Param{3, Regime::throughput},
                                          Param{3, Regime::throughput, true},
-                                         Param{3, Regime::latency}),
+                                         Param{3, Regime::latency},
+                                         Param{3, Regime::latency, false, false}),
                          name);
 
 }  // namespace

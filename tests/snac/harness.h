@@ -59,6 +59,7 @@ struct RunSetup {
   Regime regime = Regime::throughput;
   bool zero_copy = false;  // throughput: consumers read producers' inputs, not their staging
   int team = 1;
+  bool one_hop = true;  // latency: compositions in one hop where it fits, else two
   bool in_place = false;
   int calls = 3;
   std::uint64_t seed = 1;
@@ -73,6 +74,7 @@ inline Policy test_policy(const RunSetup& s) {
   p.chunk_bytes = s.chunk_bytes;
   p.packet_chunk_bytes = 48;
   p.latency_max_bytes = s.regime == Regime::latency ? std::numeric_limits<std::size_t>::max() : 0;
+  p.one_hop_max_bytes = s.one_hop ? std::numeric_limits<std::size_t>::max() : 0;
   p.throughput = s.team == 1 ? Roles{2, 2, 2, 1} : Roles{2, 4, 2, 2};
   p.latency = s.team == 1 ? Roles{1, 2, 1, 1} : Roles{2, 2, 2, 2};
   p.zero_copy = s.zero_copy;
