@@ -38,11 +38,11 @@ struct Timing {
   std::string error;
 };
 
-// Per rank, in its own thread: two eager calls, all ranks starting the second (timed, as a
-// probe) together once every first call finished, capture `calls`
+// Per rank, in its own thread: one eager warm-up call, then three timed eager probes that all
+// ranks start together, capture `calls`
 // calls into a CUDA graph on the rank's stream, one replay to warm up, then `replays` replays
-// between two events. calls is max_calls unless the probe's slowest rank says a replay would
-// exceed replay_ms; then fewer (at least 1), and 3 replays when a single call takes longer than
+// between two events. calls is max_calls unless the fastest probe's slowest rank says a replay
+// would exceed replay_ms; then fewer (at least 1), and 3 replays when a single call takes longer than
 // replay_ms. All ranks use the same calls and replays (they must make the same calls).
 Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
                        const std::vector<void*>& out, const Method& m);

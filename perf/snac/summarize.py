@@ -276,6 +276,9 @@ def speedup_plot(d, rows, ranks):
         ax.set_xscale("log", base=2)
         # A ratio: 2x faster and 2x slower lie equally far from the line at 1.
         ax.set_yscale("log", base=2)
+        # At least 0.5x-2x, so run-to-run noise around 1.0 does not fill a panel.
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(min(lo, 0.5), max(hi, 2.0))
         ax.yaxis.set_major_locator(ticker.LogLocator(base=2))
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:.3g}"))
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
