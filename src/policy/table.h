@@ -68,14 +68,16 @@ inline constexpr std::array<Row, 3> kTable{{
     //    26% HBM efficiency (perf/snac results h200-20261203-ringdepth; 15% with the fixed
     //    roles and 256 KiB chunks of h200-20261202). One rank per GPU with 256 KiB chunks
     //    already has 7 slots up to 8 ranks.
-    //  one hop up to 64 KiB: the packet buffer; not swept on one GPU (16 KiB measured within 4%
-    //    of it, perf/snac/results/h200-20261204-compare/sweep).
+    //  one hop up to 64 KiB (the packet buffer): 8 ranks on one H200, 1 KiB-1 MiB, six
+    //    collectives, geometric mean per call 13.7 us, 14.2 us with 16 KiB
+    //    (perf/snac/results/h200-20261204-compare/sweep, s5 and s7).
     //  latency roles 4 + 10 + 2 as a ceiling (a launch takes no more CTAs than it has chunks):
     //    8 ranks on one H200, 1 KiB-1 MiB, six collectives, geometric mean per call 22.0 us
-    //    with 2 + 2 + 2, 16.1 us with 4 + 10 + 2, 31.7 us with 1 + 2 + 1 (same sweep).
+    //    with 2 + 2 + 2, 16.1 us with 4 + 10 + 2, 31.7 us with 1 + 2 + 1 (same sweep, s1-s3).
     //  shared crossover 4 KiB: ranks sharing one GPU pull through its L2 and HBM, so staging
     //    beats pushing packets early: 13.5 us geometric mean with 4 KiB, 13.7 with 16 KiB,
-    //    16.1 with 64 KiB (same sweep). Over NVLink the push saves a crossing; 64 KiB stays.
+    //    16.1 with 64 KiB (same sweep, s6, s5, s3). Over NVLink the push saves a crossing, so
+    //    one rank per GPU keeps 64 KiB (not measured on NVLink yet).
     {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {4, 10, 2, 1}, 1024 * kKiB, 16, 4,
      4 * kKiB},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
