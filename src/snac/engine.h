@@ -27,47 +27,10 @@
 #include "layout/host_device.h"
 #include "snac/backend.h"
 #include "snac/handle.h"
+#include "snac/packets.h"
 #include "snac/plan.h"
 
 namespace purlin::snac {
-
-namespace detail {
-
-// Packets carry 8 bytes; the last packet of a partition may carry fewer. Byte-exact so that an
-// odd count or an unaligned buffer loses nothing and reads nothing outside the range. A whole,
-// aligned payload is one 8-byte access: a device memcpy of unknown alignment is 8 byte loads.
-PURLIN_HD inline bool whole_word(const std::byte* p, std::size_t valid) {
-  return valid >= kPacketPayload && reinterpret_cast<std::uintptr_t>(p) % kPacketPayload == 0;
-}
-
-PURLIN_HD inline std::uint64_t load_payload(const std::byte* p, std::size_t valid) {
-  std::uint64_t v = 0;
-  if (whole_word(p, valid)) {
-    NV_IF_ELSE_TARGET(NV_IS_DEVICE, (v = *reinterpret_cast<const std::uint64_t*>(p);),
-                      (std::memcpy(&v, p, kPacketPayload);))
-  } else {
-    const std::size_t n = valid < kPacketPayload ? valid : kPacketPayload;
-    for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
-  }
-  return v;
-}
-
-PURLIN_HD inline void store_payload(std::byte* p, std::uint64_t v, std::size_t valid) {
-  if (whole_word(p, valid)) {
-    NV_IF_ELSE_TARGET(NV_IS_DEVICE, (*reinterpret_cast<std::uint64_t*>(p) = v;),
-                      (std::memcpy(p, &v, kPacketPayload);))
-  } else {
-    const std::size_t n = valid < kPacketPayload ? valid : kPacketPayload;
-    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-  }
-}
-
-// Packets one thread waits for at once (latency regime): their loads are all issued before
-// any is spun on, and a batch holds one packet of each of up to 8 producers (a reduction) or
-// 8 of one producer's packets (a copy).
-inline constexpr int kPacketBatch = 8;
-
-}  // namespace detail
 
 template <class C, class E, class Op, class B>
 class Engine {
@@ -94,8 +57,8 @@ class Engine {
     const int workers = plan_.workers();
     e_ = h_.epochs[w];
     half_ = layout::staging_half(e_);
-    skip_self_ = self_copy_is_noop();
-    own_partitions_ = stages_own_partitions();
+    skip_self_ = self_copy_is_noop(a_, r_);
+    own_partitions_ = stages_own_partitions(a_);
     zero_copy_ = publishes_input();
     release_other_half(w, workers);
 
@@ -132,48 +95,6 @@ class Engine {
       return F::notifies(r_, k, peer, a_.root) && !(skip_self_ && peer == r_);
     }
     return G::notifies(r_, k, peer, a_.root);
-  }
-
-  // In place, a single-phase collective's own region already holds what it would copy there
-  // (collective.h: in_place_offset); the self copy, its flag and its ack all vanish.
-  PURLIN_HD bool self_copy_is_noop() const {
-    if constexpr (Prog::composed || C::reduces) {
-      return false;
-    } else {
-      using In = typename C::Input;
-      using Out = typename C::Output;
-      if (!C::is_producer(r_, a_.root) || !C::is_consumer(r_, a_.root) || !Out::holds(r_, r_) ||
-          C::source(r_, r_, a_.root).rank != r_ || a_.input == nullptr) {
-        return false;
-      }
-      // The packed side lies inside the scattered one: the input inside the output for
-      // AllGather and Gather, the output inside the input for Scatter.
-      const auto* in = static_cast<const std::byte*>(a_.input);
-      const auto* out = static_cast<const std::byte*>(a_.output);
-      if constexpr (In::kind == layout::LayoutKind::packed) {
-        return in == out + C::in_place_offset(a_.out_shape, r_) * es;
-      } else {
-        return out == in + C::in_place_offset(a_.in_shape, r_) * es;
-      }
-    }
-  }
-
-  // In place, an AllToAll's output region k is its input partition k: a stager reading it and
-  // the consumer overwriting it would race (a peer's chunk may arrive before this rank staged
-  // its own). So the consumer of each region stages (or pushes) that chunk itself, then
-  // consumes into the same bytes, and the stagers idle. Which local worker stages a chunk is
-  // invisible to peers, so this is a local decision; make_plan checked regions == partitions.
-  // It adds no wait that could deadlock: the stage waits only for releases and for acks of
-  // ordinal c - slots, as before. Within ordinal c, rank r blocked on region k waits for rank
-  // k to reach its region r (which it stages before it polls); if rank k is itself blocked, it
-  // is on an earlier item, a region j < r, waiting for rank j to reach region k. Every second
-  // step of such a chain lowers the region index, so it ends at a worker that progresses.
-  PURLIN_HD bool stages_own_partitions() const {
-    if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
-      return a_.input != nullptr && a_.input == a_.output;
-    } else {
-      return false;
-    }
   }
 
   // Zero-copy: this rank's consumers-to-be read its input where it lies, so its stagers only
@@ -398,7 +319,7 @@ class Engine {
       const std::size_t at = sh.begin + p * kPacketPayload;
       std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
       if constexpr (kScalesAtStage<Op>) {
-        if (phase == 0) payload = scale_payload(payload);
+        if (phase == 0) payload = detail::scaled_payload(payload, a_.op_arg);
       }
       for (int q = 0; q < n_; ++q) {
         if ((readers >> q) & 1u) be_.put_packet(h_.packets[q] + at0 + p, payload, flag);
@@ -455,19 +376,6 @@ class Engine {
     first = src.rank == layout::kAllRanks ? 0 : src.rank;
     last = src.rank == layout::kAllRanks ? n_ - 1 : src.rank;
     return src;
-  }
-
-  // The producer's PreMulSum scaling of one packet's elements (elements never straddle
-  // packets: shares start on 16-byte boundaries and element sizes divide 8). Bytes past the
-  // valid ones are scaled too and ignored by the consumer.
-  PURLIN_HD std::uint64_t scale_payload(std::uint64_t payload) const {
-    static_assert(kPacketPayload % es == 0);
-    const atom::Reducer<E, op::PreMulSum> r(1, a_.op_arg);
-    E v[kPacketPayload / es];
-    std::memcpy(static_cast<void*>(v), &payload, kPacketPayload);
-    for (std::size_t i = 0; i < kPacketPayload / es; ++i) v[i] = premultiply(v[i], r);
-    std::memcpy(&payload, v, kPacketPayload);
-    return payload;
   }
 
   template <class Q>
@@ -550,22 +458,14 @@ class Engine {
     const std::size_t within = chunk.offset - region.offset + sh.begin;  // from partition start
     std::byte* dst = Ph < kLast ? scratch(n_) + within
                                 : static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-    if (!be_.sync_and(poll_share<Q::reduces>(Ph, first, last, within / kPacketPayload, sh.size,
-                                             dst))) {
-      return Status::aborted;
-    }
+    const std::size_t packet0 = within / kPacketPayload;
+    const bool ok = reader().template share<Q::reduces>(Ph, first, last, packet0, sh.size, dst);
+    if (!be_.sync_and(ok)) return Status::aborted;
     if constexpr (Ph < kLast) {
       return push(role, 1, r_, c, chunk.size, scratch(n_) + (chunk.offset - region.offset));
     }
     return Status::ok;
   }
-
-  // Where the packets of one output region come from: the producer, and the packet of its
-  // area in this rank's buffer that the region's first byte travels in.
-  struct PacketSource {
-    int rank = 0;
-    std::size_t base = 0;
-  };
 
   // Latency, copies into the output: chunk c of every region this rank consumes, all at
   // once, so each thread has the loads of all its regions' packets in flight together
@@ -599,27 +499,7 @@ class Engine {
           most = layout::detail::max_of(most, sh.size);
           ++m;
         }
-        bool ok = true;
-        const std::size_t count = layout::detail::ceil_div(most, kPacketPayload);
-        for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count && ok;
-             p += static_cast<std::size_t>(be_.lanes())) {
-          const std::size_t off = p * kPacketPayload;
-          const Packet* at[kB];
-          std::uint64_t payload[kB];
-          int which[kB];
-          int live = 0;
-          for (int b = 0; b < m; ++b) {
-            if (off < bytes[b]) {
-              at[live] = in[b] + p;
-              which[live++] = b;
-            }
-          }
-          ok = await_packets(at, live, payload);
-          for (int i = 0; i < live && ok; ++i) {
-            detail::store_payload(dst[which[i]] + off, payload[i], bytes[which[i]] - off);
-          }
-        }
-        if (!be_.sync_and(ok)) return Status::aborted;
+        if (!be_.sync_and(reader().copies(in, dst, bytes, m, most))) return Status::aborted;
       }
     }
     return Status::ok;
@@ -655,7 +535,8 @@ class Engine {
         const std::size_t within = chunk.offset - region.offset + sh.begin;
         std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
         const std::size_t packet0 = packet_base(src.partition) + within / kPacketPayload;
-        if (!be_.sync_and(poll_share<C::reduces>(0, first, last, packet0, sh.size, dst))) {
+        const bool ok = reader().template share<C::reduces>(0, first, last, packet0, sh.size, dst);
+        if (!be_.sync_and(ok)) {
           return Status::aborted;
         }
       }
@@ -663,85 +544,9 @@ class Engine {
     }
   }
 
-  // This thread's packets of one share: `bytes` from packet `packet0` of each producer's area
-  // in [first, last] (rank order) of this rank's buffer, into `dst`. A copy (one producer)
-  // moves payloads; a reduction combines every producer's packet in registers with the Atom's
-  // Reducer, first/next in ascending rank order then finish (atom/combine.h), the sequence
-  // Atom::reduce applies to each element in the throughput regime, so both regimes give the
-  // same bits. False when a wait gave up.
-  template <bool Reduces>
-  PURLIN_HD bool poll_share(int phase, int first, int last, std::size_t packet0,
-                            std::size_t bytes, std::byte* dst) const {
-    const std::size_t count = layout::detail::ceil_div(bytes, kPacketPayload);
-    const auto lane = static_cast<std::size_t>(be_.lane());
-    const auto lanes = static_cast<std::size_t>(be_.lanes());
-    const Packet* mine = h_.packets[r_];
-    if constexpr (!Reduces) {
-      const Packet* in = mine + pk_.index(phase, half_, first, packet0);
-      for (std::size_t p0 = lane; p0 < count; p0 += lanes * detail::kPacketBatch) {
-        const Packet* at[detail::kPacketBatch];
-        std::uint64_t payload[detail::kPacketBatch];
-        int m = 0;
-        for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) at[m] = in + p0 + m * lanes;
-        if (!await_packets(at, m, payload)) return false;
-        for (int b = 0; b < m; ++b) {
-          const std::size_t off = (p0 + b * lanes) * kPacketPayload;
-          detail::store_payload(dst + off, payload[b], bytes - off);
-        }
-      }
-    } else {
-      using R = atom::Reducer<E, ConsumeOp<Op>>;
-      using Acc = typename R::Acc;
-      constexpr int kElems = static_cast<int>(kPacketPayload / es);
-      static_assert(kPacketPayload % es == 0);
-      const R reducer(last - first + 1, a_.op_arg);
-      for (std::size_t p = lane; p < count; p += lanes) {
-        Acc acc[kElems] = {};  // every element is set by the first producer
-        for (int j0 = first; j0 <= last; j0 += detail::kPacketBatch) {
-          const Packet* at[detail::kPacketBatch];
-          std::uint64_t payload[detail::kPacketBatch];
-          const int m = last - j0 + 1 < detail::kPacketBatch ? last - j0 + 1 : detail::kPacketBatch;
-          for (int b = 0; b < m; ++b) at[b] = mine + pk_.index(phase, half_, j0 + b, packet0 + p);
-          if (!await_packets(at, m, payload)) return false;
-          for (int b = 0; b < m; ++b) {
-            E v[kElems];
-            std::memcpy(static_cast<void*>(v), &payload[b], kPacketPayload);
-            for (int i = 0; i < kElems; ++i) {
-              acc[i] = j0 + b == first ? reducer.first(v[i]) : reducer.next(acc[i], v[i]);
-            }
-          }
-        }
-        E out[kElems];
-        for (int i = 0; i < kElems; ++i) out[i] = reducer.finish(acc[i]);
-        std::uint64_t word = 0;
-        std::memcpy(&word, static_cast<const void*>(out), kPacketPayload);
-        detail::store_payload(dst + p * kPacketPayload, word, bytes - p * kPacketPayload);
-      }
-    }
-    return true;
-  }
-
-  // Waits until the m packets at `at` carry this launch's flag. Every load is issued before
-  // any is waited on, and only the ones still missing are polled again.
-  PURLIN_HD bool await_packets(const Packet* const* at, int m, std::uint64_t* payload) const {
-    const Flag flag = layout::packet_flag(e_);
-    unsigned missing = 0;
-    for (int b = 0; b < m; ++b) {
-      if (!be_.try_packet(at[b], flag, payload[b])) missing |= 1u << b;
-    }
-    if (missing == 0) return true;
-    int lowest = 0;
-    while (((missing >> lowest) & 1u) == 0) ++lowest;
-    return be_.poll(
-        [&] {
-          for (int b = 0; b < m; ++b) {
-            if (((missing >> b) & 1u) != 0 && be_.try_packet(at[b], flag, payload[b])) {
-              missing &= ~(1u << b);
-            }
-          }
-          return missing == 0;
-        },
-        &at[lowest]->flag, flag);
+  // Latency reads of this launch's packets in this rank's buffer (packets.h).
+  PURLIN_HD PacketReader<E, Op, B> reader() const {
+    return {be_, h_.packets[r_], pk_, half_, layout::packet_flag(e_), a_.op_arg};
   }
 
   const B& be_;
@@ -756,7 +561,7 @@ class Engine {
   Epoch e_ = 0;
   unsigned half_ = 0;
   bool skip_self_ = false;
-  bool own_partitions_ = false;  // stages_own_partitions()
+  bool own_partitions_ = false;  // stages_own_partitions(a_)
   bool zero_copy_ = false;       // publishes_input()
   bool released_ = false;  // this worker saw every peer release the launch's half
 };

@@ -91,6 +91,51 @@ struct Program {
   }
 };
 
+// In place, a single-phase collective's own region already holds what it would copy there
+// (collective.h: in_place_offset); the self copy, its flag and its ack all vanish.
+template <class C, class E>
+PURLIN_HD bool self_copy_is_noop(const Args<C, E>& a, int rank) {
+  constexpr std::size_t es = sizeof(E);
+  if constexpr (C::phases == 2 || C::reduces) {
+    return false;
+  } else {
+    using In = typename C::Input;
+    using Out = typename C::Output;
+    if (!C::is_producer(rank, a.root) || !C::is_consumer(rank, a.root) || !Out::holds(rank, rank) ||
+        C::source(rank, rank, a.root).rank != rank || a.input == nullptr) {
+      return false;
+    }
+    // The packed side lies inside the scattered one: the input inside the output for
+    // AllGather and Gather, the output inside the input for Scatter.
+    const auto* in = static_cast<const std::byte*>(a.input);
+    const auto* out = static_cast<const std::byte*>(a.output);
+    if constexpr (In::kind == layout::LayoutKind::packed) {
+      return in == out + C::in_place_offset(a.out_shape, rank) * es;
+    } else {
+      return out == in + C::in_place_offset(a.in_shape, rank) * es;
+    }
+  }
+}
+
+// In place, an AllToAll's output region k is its input partition k: a stager reading it and
+// the consumer overwriting it would race (a peer's chunk may arrive before this rank staged
+// its own). So the consumer of each region stages (or pushes) that chunk itself, then
+// consumes into the same bytes, and the stagers idle. Which local worker stages a chunk is
+// invisible to peers, so this is a local decision; make_plan checked regions == partitions.
+// It adds no wait that could deadlock: the stage waits only for releases and for acks of
+// ordinal c - slots, as before. Within ordinal c, rank r blocked on region k waits for rank
+// k to reach its region r (which it stages before it polls); if rank k is itself blocked, it
+// is on an earlier item, a region j < r, waiting for rank j to reach region k. Every second
+// step of such a chain lowers the region index, so it ends at a worker that progresses.
+template <class C, class E>
+PURLIN_HD constexpr bool stages_own_partitions(const Args<C, E>& a) {
+  if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
+    return a.input != nullptr && a.input == a.output;
+  } else {
+    return false;
+  }
+}
+
 // Which role group a worker belongs to and which part of a chunk it takes.
 struct Role {
   int group = 0;   // 0 stagers, 1 consumers of phase 0, 2 consumers of phase 1
@@ -243,11 +288,11 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
 
   // In place, an AllToAll's output region k is its own input partition k, which must be read
   // (staged or pushed) before it is overwritten; the engine orders the two by having the
-  // consumer of region k stage that chunk itself first (Engine::stages_own_partitions). That
+  // consumer of region k stage that chunk itself first (stages_own_partitions above). That
   // needs each nonempty region to be its partition exactly: an in-place AllToAllV whose receive
   // partitions differ from its send partitions has no meaning and is refused.
   if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
-    if (args.input != nullptr && args.input == args.output) {
+    if (stages_own_partitions(args)) {
       for (int k = 0; k < h.ranks; ++k) {
         const layout::Region in = C::Input::region(args.in_shape, h.rank, k);
         const layout::Region out_region = C::Output::region(args.out_shape, h.rank, k);
@@ -329,19 +374,17 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     };
     // A copy into the output takes every region of a chunk at once (engine.h: poll_copies),
     // except in an in-place AllToAll, whose consumers stage each region first.
-    bool own_regions = false;
-    if constexpr (C::Output::kind == layout::LayoutKind::transposed) {
-      own_regions = args.input != nullptr && args.input == args.output;
-    }
+    const bool own_regions = stages_own_partitions(args);
     const auto consumer_regions = [&](bool reduces, bool last, int regions) {
       return !reduces && last && !own_regions ? 1 : regions;
     };
     fit(plan.roles.stagers, P::F::Input::regions(h.ranks));
+    const int n = h.ranks;
     fit(plan.roles.consumers,
-        plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(h.ranks))
-                     : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(h.ranks)));
+        plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(n))
+                     : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(n)));
     if (plan.groups == 3) {
-      fit(plan.roles.finishers, consumer_regions(P::G::reduces, true, P::G::Output::regions(h.ranks)));
+      fit(plan.roles.finishers, consumer_regions(P::G::reduces, true, P::G::Output::regions(n)));
     }
   }
 
