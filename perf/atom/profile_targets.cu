@@ -4,7 +4,8 @@
 //       --section WarpStateStats -k regex:sliced atom_bench OUTDIR profile
 // (one command line).
 // Launch order: copy 12 CTAs, copy 8 CTAs (the per-CTA reference), copy 64 CTAs, then the
-// 8 x bf16 reduce with 64 CTAs (native default and the best sm80 configuration measured).
+// 8 x bf16 reduce with 64 CTAs (native default: the register path), with 112 (what 8 ranks' 14
+// consumers each of a shared H200 launch), and the best shared-memory pipeline measured, 64 CTAs.
 #include "bench_common.h"
 #include "atom/sliced_kernels.cuh"
 #include "purlin/atom.cuh"
@@ -64,7 +65,8 @@ int run_profile_targets(const Device& dev) {
             copy_once<NativeAtom<DefaultConfig>>(8, dst, src, s) &&
             copy_once<NativeAtom<DefaultConfig>>(64, dst, src, s) &&
             reduce_once<NativeAtom<DefaultConfig>>(64, dst, sources, s) &&
-            reduce_once<Sm80Pipeline<Config<512, 6, 32768>>>(64, dst, sources, s);
+            reduce_once<NativeAtom<DefaultConfig>>(112, dst, sources, s) &&
+            reduce_once<Sm80Pipeline<Config<512, 6, 32768, 4, kSources>>>(64, dst, sources, s);
   cudaStreamDestroy(s);
   for (const void* p : sources.p) cudaFree(const_cast<void*>(p));
   cudaFree(dst);

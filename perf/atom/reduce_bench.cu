@@ -64,11 +64,12 @@ void sweep(Ctx& c, const char* impl, std::size_t misalign = 0) {
     const double out = kBytes / (t.us * 1e3);
     const double traffic = (kSources + 1) * out;
     const double fraction = traffic / (2 * c.memcpy_gbps);
-    c.csv.row(impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, Cfg::unroll, ctas, misalign,
+    c.csv.row(impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Cfg::pipeline_sources, ctas, misalign,
               kSources, kBytes, t.us, out, traffic, c.memcpy_gbps, fraction, attr.numRegs,
               t.per_graph, t.replays);
-    std::printf("  %-22s T%-4d S%d B%-6d ctas %3d  out %7.1f GB/s  traffic %7.1f GB/s  %5.1f%% of HBM\n",
-                impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, ctas, out, traffic,
+    std::printf("  %-22s T%-4d S%d B%-6d U%d P%-2d ctas %3d  out %7.1f GB/s  traffic %7.1f GB/s  %5.1f%% of HBM\n",
+                impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Cfg::pipeline_sources,
+                ctas, out, traffic,
                 100 * fraction);
   }
 }
@@ -77,7 +78,7 @@ void sweep(Ctx& c, const char* impl, std::size_t misalign = 0) {
 
 int run_reduce_bench(const std::string& outdir, const Device& dev) {
   Csv csv(outdir + "/reduce.csv",
-          "impl,threads,stages,stage_bytes,unroll,ctas,src_misalign,sources,bytes_per_source,"
+          "impl,threads,stages,stage_bytes,unroll,pipeline_sources,ctas,src_misalign,sources,bytes_per_source,"
           "time_us,out_GBps,traffic_GBps,memcpy_GBps,hbm_fraction,regs,graph_calls,replays");
   if (!csv.good()) return 1;
   cudaStream_t stream;
@@ -110,21 +111,27 @@ int run_reduce_bench(const std::string& outdir, const Device& dev) {
   sweep<GenericVector<Config<256, 1, 256, 2>>>(c, "generic_vector");
   sweep<GenericVector<Config<256, 1, 256, 4>>>(c, "generic_vector");
   sweep<GenericVector<Config<512, 1, 256, 2>>>(c, "generic_vector");
-  sweep<Sm80Pipeline<Config<256, 8, 16384>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<256, 4, 32768>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<256, 6, 32768>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<256, 3, 65536>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<512, 4, 32768>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<512, 6, 32768>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<512, 3, 65536>>>(c, "sm80_pipeline");
-  sweep<Sm80Pipeline<Config<512, 4, 49152>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<256, 8, 16384, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<256, 4, 32768, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<256, 6, 32768, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<256, 3, 65536, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<512, 4, 32768, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<512, 6, 32768, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<512, 3, 65536, 4, kSources>>>(c, "sm80_pipeline");
+  sweep<Sm80Pipeline<Config<512, 4, 49152, 4, kSources>>>(c, "sm80_pipeline");
+  // The register path of the pipeline Atoms (Config::pipeline_sources below 8), by loads in flight.
+  sweep<Sm80Pipeline<Config<256, 8, 16384, 2, 1>>>(c, "sm80_registers");
+  sweep<Sm80Pipeline<Config<256, 8, 16384, 4, 1>>>(c, "sm80_registers");
+  sweep<Sm80Pipeline<Config<256, 8, 16384, 8, 1>>>(c, "sm80_registers");
+  sweep<Sm80Pipeline<Config<512, 8, 16384, 2, 1>>>(c, "sm80_registers");
+  sweep<Sm80Pipeline<Config<512, 8, 16384, 4, 1>>>(c, "sm80_registers");
   sweep<NativeAtom<DefaultConfig>>(c, "native_default");
-  sweep<Sm80Pipeline<Config<512, 6, 32768>>>(c, "sm80_pipeline", 1);
+  sweep<Sm80Pipeline<Config<512, 6, 32768, 4, kSources>>>(c, "sm80_pipeline", 1);
   // The bulk-copy candidates last: new hardware paths, so a fault there costs no other data.
   if (dev.bulk) {
-    sweep<Sm90Bulk<Config<256, 4, 32768>>>(c, "sm90_bulk");
-    sweep<Sm90Bulk<Config<512, 6, 32768>>>(c, "sm90_bulk");
-    sweep<Sm90Bulk<Config<256, 3, 65536>>>(c, "sm90_bulk");
+    sweep<Sm90Bulk<Config<256, 4, 32768, 4, kSources>>>(c, "sm90_bulk");
+    sweep<Sm90Bulk<Config<512, 6, 32768, 4, kSources>>>(c, "sm90_bulk");
+    sweep<Sm90Bulk<Config<256, 3, 65536, 4, kSources>>>(c, "sm90_bulk");
   }
 
   cudaStreamDestroy(stream);

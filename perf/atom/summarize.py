@@ -25,7 +25,10 @@ def load(path):
 
 
 def label(r):
-    return f"{r['impl']} T{r['threads']} S{r['stages']} B{r['stage_bytes'] // 1024}K"
+    # Register-path rows (reduce.csv's pipeline_sources below the source count) differ by unroll.
+    regs = "pipeline_sources" in r and r["pipeline_sources"] < r.get("sources", 0)
+    suffix = f" U{r['unroll']}" if regs or r["impl"] == "generic_vector" else ""
+    return f"{r['impl']} T{r['threads']} S{r['stages']} B{r['stage_bytes'] // 1024}K{suffix}"
 
 
 def best_by_ctas(rows, pred, key):

@@ -13,13 +13,20 @@ inline constexpr std::size_t kWorkspaceHeaderBytes = 128;
 // Stages:     pipeline slots S; S - 1 fetches are in flight while one slot is consumed.
 // StageBytes: bytes of one slot, shared by all sources of a reduce (each gets StageBytes / n).
 // Unroll:     16-byte packs per thread and source in flight on the register (generic) path.
+// PipelineSources: the most sources a call may have to take the pipeline (staged_pipeline.h);
+//             reductions over more take the register path. Each source byte crosses shared
+//             memory twice in the pipeline and not at all in registers: 1 (copies only) since
+//             an 8-source bf16 reduce reached 73% of HBM with 64 CTAs in registers against 22%
+//             in the pipeline (perf/atom/results/h200-20261204-registers).
 // Bytes in flight per CTA on the pipeline path: (Stages - 1) * StageBytes.
-template <int Threads = 256, int Stages = 8, int StageBytes = 16384, int Unroll = 4>
+template <int Threads = 256, int Stages = 8, int StageBytes = 16384, int Unroll = 4,
+          int PipelineSources = 1>
 struct Config {
   static constexpr int threads = Threads;
   static constexpr int stages = Stages;
   static constexpr int stage_bytes = StageBytes;
   static constexpr int unroll = Unroll;
+  static constexpr int pipeline_sources = PipelineSources;
   // Dynamic shared memory each calling CTA must provide, 128-byte aligned. The same on every
   // architecture, so a host launch computes it without knowing which Atom the GPU runs.
   static constexpr std::size_t workspace_bytes =
@@ -30,6 +37,7 @@ struct Config {
                 "1 to 16 stages (one mbarrier each in the header)");
   static_assert(StageBytes >= 256 && StageBytes % 128 == 0, "slots stay 128-byte aligned");
   static_assert(Unroll >= 1 && Unroll <= 16, "1 to 16 packs per thread in flight");
+  static_assert(PipelineSources >= 1 && PipelineSources <= 16, "the pipeline's shift register");
 };
 
 // The paper's H200 point: 256 threads, 8 stages of 16 KiB (372 GB/s pulled over NVLink with 8 CTAs).

@@ -39,7 +39,8 @@ struct HostAtom {
   }
 
  private:
-  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, CpAsyncFetch<Cfg::stages>>;
+  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, CpAsyncFetch<Cfg::stages>,
+                             Cfg::pipeline_sources>;
 
   template <class Src, class Comb>
   static void run(void* dst, const Src& src, std::size_t bytes, const Comb& comb, void* workspace) {

@@ -19,7 +19,7 @@ struct Sm80PipelineEngine {
   __device__ __forceinline__ static void run(std::uintptr_t dst, const Src& src, std::size_t bytes,
                                              const Comb& comb, void* workspace) {
     using Fetch = CpAsyncFetch<Cfg::stages>;
-    using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch>;
+    using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
     const std::uintptr_t slots = ptx::smem_address(workspace) + kWorkspaceHeaderBytes;
     atom_call(DeviceExec<Cfg::threads>{}, dst, src, bytes, comb, Body{slots, Fetch{}});
   }

@@ -128,7 +128,7 @@ __device__ __forceinline__ void bulk_copy_body(const BodyRange& r, std::uintptr_
 template <class Cfg, bool BulkStore>
 struct Sm90BulkEngine {
   using Fetch = BulkFetch<Cfg::stages, Cfg::threads>;
-  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch>;
+  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
 
   struct CopyBody {
     std::uint32_t ws;

@@ -174,9 +174,11 @@ __host__ __device__ __forceinline__ void staged_body(const Exec& ex, const Fetch
 
 // The pipeline engine's body: shared memory staging when the range spans at least two chunks, the
 // register path otherwise (a pipeline that cannot overlap anything only adds latency) and for
-// reductions over more sources than the shift register holds.
-template <int Stages, int StageBytes, int Unroll, class Fetch>
+// reductions over more than PipelineSources sources (Config::pipeline_sources), at most as many
+// as the shift register holds.
+template <int Stages, int StageBytes, int Unroll, class Fetch, int PipelineSources = kMaxPipelineSources>
 struct PipelinedBody {
+  static_assert(PipelineSources >= 1 && PipelineSources <= kMaxPipelineSources);
   std::uintptr_t slots;  // workspace address, in the Exec's Smem representation
   Fetch fetch;
 
@@ -184,7 +186,7 @@ struct PipelinedBody {
   __host__ __device__ __forceinline__ void operator()(const Exec& ex, const BodyRange& r,
                                                       const Src& src, const Comb& comb) const {
     const int n = src.count();
-    if (n <= kMaxPipelineSources) {
+    if (n <= PipelineSources) {
       std::uint64_t shifts = 0;
       for (int s = 0; s < n; ++s) {
         shifts |= static_cast<std::uint64_t>((src.addr(s) + r.offset) & 15) << (4 * s);

@@ -1,6 +1,8 @@
-// The register path (the generic Atom of any sm_70+ GPU, and the fallback of the pipelines for
-// small ranges): each thread keeps `Unroll` independent 16-byte loads per source in flight, then
-// combines and stores. Coalesced: consecutive threads touch consecutive packs.
+// The register path (the generic Atom of any sm_70+ GPU, the fallback of the pipelines for small
+// ranges, and their path for reductions over more sources than Config::pipeline_sources): each
+// thread keeps `Unroll` independent 16-byte loads per source in flight (of kSourceBatch sources
+// at once when all are aligned), then combines and stores. Coalesced: consecutive threads touch
+// consecutive packs.
 #pragma once
 
 #include "atom/combine.h"
@@ -9,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace purlin::atom {
 
@@ -30,11 +33,74 @@ __host__ __device__ __forceinline__ Pack load_pack(const Exec& ex, const SourceV
   return extract(lo, load_block(ex, g + 16, v), v.shift);
 }
 
+// Sources whose loads the register path of a reduction issues together (below).
+inline constexpr int kSourceBatch = 4;
+
+// Whether every source is 16-byte aligned with the destination, so that pack p of the body is
+// block p of each source, whole and inside its range.
+template <class Src>
+__host__ __device__ __forceinline__ bool sources_aligned(const Src& src, const BodyRange& r) {
+  for (int s = 0; s < src.count(); ++s) {
+    if (((src.addr(s) + r.offset) & 15) != 0) return false;
+  }
+  return true;
+}
+
+// A reduction of aligned sources: each thread issues the loads of `Unroll` packs of
+// kSourceBatch sources before it combines the first (Unroll x kSourceBatch loads in flight),
+// where a source-by-source loop would wait for one source's loads before issuing the next's.
+// The combine order stays source 0, 1, ..., n - 1 (combine.h).
+template <int Unroll, class Exec, class Src, class Comb>
+__host__ __device__ __forceinline__ void batched_sources(const Exec& ex, const BodyRange& r,
+                                                         const Src& src, const Comb& comb) {
+  constexpr std::size_t T = Exec::threads;
+  constexpr int B = kSourceBatch;
+  const std::size_t packs = r.bytes / 16;
+  const int n = src.count();
+  for (std::size_t base = static_cast<std::size_t>(ex.tid()); base < packs; base += T * Unroll) {
+    typename Comb::State st[Unroll] = {};
+    for (int s0 = 0; s0 < n; s0 += B) {
+      Pack x[B][Unroll] = {};
+      PURLIN_UNROLL
+      for (int j = 0; j < B; ++j) {
+        if (s0 + j >= n) continue;
+        const std::uintptr_t a = src.addr(s0 + j) + r.offset;
+        PURLIN_UNROLL
+        for (int u = 0; u < Unroll; ++u) {
+          if (base + u * T < packs) x[j][u] = ex.ldg16(a + 16 * (base + u * T));
+        }
+      }
+      PURLIN_UNROLL
+      for (int j = 0; j < B; ++j) {
+        if (s0 + j >= n) continue;
+        PURLIN_UNROLL
+        for (int u = 0; u < Unroll; ++u) {
+          if (s0 + j == 0) {
+            st[u] = comb.first(x[j][u]);
+          } else {
+            comb.next(st[u], x[j][u]);
+          }
+        }
+      }
+    }
+    PURLIN_UNROLL
+    for (int u = 0; u < Unroll; ++u) {
+      if (base + u * T < packs) ex.stg16(r.dst + 16 * (base + u * T), comb.finish(st[u]));
+    }
+  }
+}
+
 template <int Unroll>
 struct VectorBody {
   template <class Exec, class Src, class Comb>
   __host__ __device__ __forceinline__ void operator()(const Exec& ex, const BodyRange& r,
                                                       const Src& src, const Comb& comb) const {
+    if constexpr (!std::is_same_v<Src, OneSource>) {
+      if (src.count() > 1 && sources_aligned(src, r)) {
+        batched_sources<Unroll>(ex, r, src, comb);
+        return;
+      }
+    }
     constexpr std::size_t T = Exec::threads;
     const std::size_t packs = r.bytes / 16;
     for (std::size_t base = static_cast<std::size_t>(ex.tid()); base < packs; base += T * Unroll) {

@@ -17,11 +17,12 @@ struct Variant {
 };
 
 // Reduce: generic (1 CTA), a small cp.async pipeline (3 CTAs, 2 KiB stages: many chunks, 256-byte
-// slots per source at n = 8), the bulk-copy pipeline (5 CTAs), the native default (16 CTAs).
+// slots per source at n = 8), the bulk-copy pipeline (5 CTAs), both with reductions in shared
+// memory (pipeline_sources 16), the native default (16 CTAs, reductions in registers).
 using ReduceVariants =
     TypeList<Variant<GenericVector<Config<128, 1, 256, 2>>, 1, 70>,
-             Variant<Sm80Pipeline<Config<128, 2, 2048, 1>>, 3, 80>,
-             Variant<Sm90Bulk<Config<256, 3, 8192, 4>>, 5, 90>,
+             Variant<Sm80Pipeline<Config<128, 2, 2048, 1, 16>>, 3, 80>,
+             Variant<Sm90Bulk<Config<256, 3, 8192, 4, 16>>, 5, 90>,
              Variant<NativeAtom<DefaultConfig>, 16, 70>>;
 // Copy: the same plus the all-bulk copy (bulk loads and bulk stores).
 using CopyVariants =

@@ -104,9 +104,10 @@ TEST(AtomPack, LoadPartialReadsOnlyTheRange) {
 }
 
 // Configurations chosen to reach every path: one stage; tiny stages (many chunks, and for 8
-// sources 64-byte slots); the default. Threads do not matter on the host.
-using Configs = ::testing::Types<Config<32, 1, 256, 1>, Config<32, 2, 512, 2>,
-                                 Config<64, 3, 4096, 3>, DefaultConfig>;
+// sources 64-byte slots) and reductions through the shared-memory pipeline (pipeline_sources
+// 16); the default (reductions on the register path). Threads do not matter on the host.
+using Configs = ::testing::Types<Config<32, 1, 256, 1>, Config<32, 2, 512, 2, 16>,
+                                 Config<64, 3, 4096, 3, 16>, DefaultConfig>;
 
 template <class Cfg>
 class HostAtomCopy : public ::testing::Test {};
@@ -194,7 +195,7 @@ void check_reduce(std::size_t count, const std::vector<int>& ns, bool device_sca
       unsigned char* o1 = d1.at(dst_offset(pattern, es));
       unsigned char* o2 = d2.at(dst_offset(pattern, es));
       HostAtom<Config<32, 2, 512, 1>>::reduce<E, Op>(o1, ptrs.data(), n, bytes, nullptr, arg);
-      HostAtom<Config<64, 3, 4096, 3>>::reduce<E, Op>(o2, ptrs.data(), n, bytes, nullptr, arg);
+      HostAtom<Config<64, 3, 4096, 3, 16>>::reduce<E, Op>(o2, ptrs.data(), n, bytes, nullptr, arg);
       const auto where = [&] {
         return test::type_name<E>() + " " + test::op_name<Op>() + " count " +
                std::to_string(count) + " pattern " + std::to_string(pattern) + " n " +
