@@ -15,6 +15,7 @@
 //   PURLIN_LATENCY_MAX_BYTES   regime crossover, >= 0; 0 forces the throughput regime
 //   PURLIN_ONE_HOP_MAX_BYTES   one-hop crossover of compositions, >= 0; 0: always two hops
 //   PURLIN_RING_SLOTS          throughput staging ring depth the chunk shrinks to, >= 1
+//   PURLIN_SPREAD_MIN_BYTES    smallest chunk a payload is cut into for more teams, >= 16
 //   PURLIN_ZERO_COPY           0 or 1: consumers may read producers' inputs directly
 //   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
 //   PURLIN_LATENCY_ROLES       the same for the latency regime

@@ -22,9 +22,9 @@
 //   void copy(dst, src, bytes)             the Atom, executed by all threads of the worker
 //   void reduce<E, Op>(dst, sources, n, bytes, OpArg<E>)
 //
-// Memory-order contract the engine relies on: a leader's release store after sync() publishes
+// Memory-order contract the engine relies on: any thread's release store after sync() publishes
 // every store the worker's threads made before the sync (PTX release is cumulative; on the host
-// the worker is one thread); an acquire by the leader followed by sync() orders the worker's
+// the worker is one thread); an acquire by any thread followed by sync() orders the worker's
 // later loads after the observed store.
 #pragma once
 

@@ -176,15 +176,23 @@ class Engine {
     if (c < plan_.ring.slots) {
       ok = wait_released();
     } else if (be_.leader()) {
-      const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
-      const std::uint64_t s = plan_.ring.slot(c);
-      for (int q = 0; q < n_ && ok; ++q) {
-        if (reads(phase, k, q)) {
-          ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want);
-        }
-      }
+      ok = drained(phase, k, c);
     }
     return be_.sync_and(ok);
+  }
+
+  // Every reader acknowledged the ordinal that used c's slot before it (c >= ring slots), as
+  // seen by the calling thread.
+  PURLIN_HD bool drained(int phase, int k, std::uint64_t c) const {
+    const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
+    const std::uint64_t s = plan_.ring.slot(c);
+    for (int q = 0; q < n_; ++q) {
+      if (reads(phase, k, q) &&
+          !be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // Team arrival: true for the last worker of the team to finish its share of a chunk. The
@@ -199,8 +207,11 @@ class Engine {
   }
 
   // A first-phase flag also says where the chunk lies (SignalLayout::input_address): its
-  // release store publishes the address word written just before it.
-  PURLIN_HD void publish(int phase, int k, std::uint64_t c) const {
+  // release store publishes the address word written just before it. The calling threads
+  // take the readers lane, lane + lanes, ...: all lanes of a worker after a barrier, so that
+  // the n release stores do not queue behind one another (and any lane's release after the
+  // barrier publishes the whole worker's stores, backend.h), or one thread alone.
+  PURLIN_HD void publish(int phase, int k, std::uint64_t c, int lane = 0, int lanes = 1) const {
     const std::uint64_t s = plan_.ring.slot(c);
     const Flag value = layout::flag_value(e_, c);
     Flag where = 0;
@@ -208,7 +219,7 @@ class Engine {
       where = reinterpret_cast<std::uintptr_t>(static_cast<const std::byte*>(a_.input) +
                                                input_region(k).offset);
     }
-    for (int q = 0; q < n_; ++q) {
+    for (int q = lane; q < n_; q += lanes) {
       if (!reads(phase, k, q)) continue;
       if (phase == 0 && plan_.zero_copy) {
         be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_), where);
@@ -224,13 +235,38 @@ class Engine {
     if (!F::is_producer(r_, a_.root) || own_partitions_) return Status::ok;
     const int width = In::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
+    if (zero_copy_) return publish_input(role, width, items);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
       const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
       const Status s = stage_item(role, k, c);
       if (s != Status::ok) return s;
     }
-    return zero_copy_ ? await_input_read(role, width) : Status::ok;
+    return Status::ok;
+  }
+
+  // Zero-copy: nothing to copy, so the first member's lanes publish the team's items side by
+  // side, a lane's own items in increasing ordinal (all the induction above needs), instead of
+  // one barrier and one wait after another per item. The team keeps the items a copying stager
+  // would have (i = team mod teams), which await_input_read walks again.
+  PURLIN_HD Status publish_input(const Role& role, int width, std::uint64_t items) {
+    using In = typename F::Input;
+    if (!be_.sync_and(wait_released())) return Status::aborted;
+    bool ok = true;
+    if (role.member == 0) {
+      const auto teams = static_cast<std::uint64_t>(role.teams);
+      const std::uint64_t step = teams * static_cast<std::uint64_t>(be_.lanes());
+      for (std::uint64_t i = role.team + teams * static_cast<std::uint64_t>(be_.lane());
+           i < items && ok; i += step) {
+        const std::uint64_t c = i / width;
+        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        if (c >= plan_.chunking.count(input_region(k).size) || !has_readers(0, k)) continue;
+        ok = c < plan_.ring.slots || drained(0, k, c);
+        if (ok) publish(0, k, c);
+      }
+    }
+    if (!be_.sync_and(ok)) return Status::aborted;
+    return await_input_read(role, width);
   }
 
   // Zero-copy: the launch may end only when every reader acknowledged every chunk of this
@@ -278,11 +314,6 @@ class Engine {
   PURLIN_HD Status stage_chunk(const Role& role, int k, std::uint64_t c, std::size_t bytes,
                                const std::byte* src) {
     if (!drain_wait(0, k, c)) return Status::aborted;
-    if (zero_copy_) {
-      // Nothing to copy, so no team arrival: the first member publishes the input itself.
-      if (be_.leader() && role.member == 0) publish(0, k, c);
-      return Status::ok;
-    }
     const Share sh = team_share(bytes, role.size, role.member);
     if constexpr (kScalesAtStage<Op>) {
       // A one-source PreMulSum is the scaled copy (datapath.h: kScalesAtStage).
@@ -293,8 +324,9 @@ class Engine {
     } else {
       be_.copy(slot(r_, c, 0, k) + sh.begin, src + sh.begin, sh.size);
     }
-    be_.sync();
-    if (be_.leader() && arrive(CounterKind::stage, 0, k, c, role.size)) publish(0, k, c);
+    if (be_.sync_and(!be_.leader() || arrive(CounterKind::stage, 0, k, c, role.size))) {
+      publish(0, k, c, be_.lane(), be_.lanes());
+    }
     return Status::ok;
   }
 
@@ -406,25 +438,27 @@ class Engine {
       dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
     }
 
+    // Each lane waits for one producer's flag and looks up its chunk, so a reduction's n
+    // round trips overlap; the barrier after them orders every lane's loads of the chunks
+    // (backend.h).
     bool ok = true;
     const void** table = be_.source_table();
-    if (be_.leader()) {
-      for (int j = first; j <= last && ok; ++j) {
-        ok = be_.wait_at_least(h_.signals[r_] + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
-        table[j - first] = source_chunk<Ph>(j, c, src.partition, chunk.offset - region.offset) +
-                           sh.begin;
-      }
+    for (int j = first + be_.lane(); j <= last && ok; j += be_.lanes()) {
+      ok = be_.wait_at_least(h_.signals[r_] + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
+      table[j - first] =
+          source_chunk<Ph>(j, c, src.partition, chunk.offset - region.offset) + sh.begin;
     }
     if (!be_.sync_and(ok)) return Status::aborted;
     combine<Q>(dst, table, first, last, sh.size);
-    be_.sync();
 
-    if (be_.leader() && arrive(CounterKind::consume, Ph, k, c, role.size)) {
+    // The team's last member acknowledges every producer (and publishes the intermediate),
+    // a producer per lane, like the waits above.
+    if (be_.sync_and(!be_.leader() || arrive(CounterKind::consume, Ph, k, c, role.size))) {
       const Flag ack = layout::drain_ack_value(e_, c);
-      for (int j = first; j <= last; ++j) {
+      for (int j = first + be_.lane(); j <= last; j += be_.lanes()) {
         be_.store_release(h_.signals[j] + sig_.ack(Ph, r_, half_, s), ack);
       }
-      if constexpr (Ph < kLast) publish(1, r_, c);
+      if constexpr (Ph < kLast) publish(1, r_, c, be_.lane(), be_.lanes());
     }
     return Status::ok;
   }

@@ -263,6 +263,28 @@ PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy 
   return Roles{size[0], size[1], groups == 3 ? size[2] : 1, 1};
 }
 
+// Chunk ordinals a throughput launch needs in flight so that every team of every role group
+// has an item: a group's items per ordinal are its layout's regions (a stager's input
+// partitions, a consumer's output regions), so a reduction into one packed partition needs as
+// many ordinals as it has consumer teams, an AllGather's eight regions feed eight teams from
+// one. make_plan deepens the ring and shortens the chunk to this (shared GPU, 8 ranks,
+// ReduceScatter's 14 consumers found 4 ordinals: perf/snac/results/h200-20261204-reduce).
+template <class C>
+PURLIN_HD constexpr std::size_t ordinals_in_flight(const Roles& roles, int ranks) {
+  using P = Program<C>;
+  if (roles.team < 1) return 1;  // make_plan refuses such roles
+  const int items[3] = {P::F::Input::regions(ranks), P::F::Output::regions(ranks),
+                        P::composed ? P::G::Output::regions(ranks) : 1};
+  const int workers[3] = {roles.stagers, roles.consumers, P::composed ? roles.finishers : 0};
+  std::size_t most = 1;
+  for (int g = 0; g < 3; ++g) {
+    const auto teams = static_cast<std::size_t>(layout::detail::max_of(workers[g] / roles.team, 0));
+    const auto per = static_cast<std::size_t>(layout::detail::max_of(items[g], 1));
+    most = layout::detail::max_of(most, layout::detail::ceil_div(teams, per));
+  }
+  return most;
+}
+
 // The policy a call with reduction Op plans with. Zero-copy hands consumers the input's bytes
 // as they are; PreMulSum scales while staging (datapath.h: kScalesAtStage), so its producers
 // stage and its stagers keep their share of the workers (balanced_roles).
@@ -348,14 +370,22 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
       return out;
     }
     std::size_t chunk = layout::detail::min_of(policy.chunk_bytes, fits);
-    const std::size_t depth = layout::detail::max_of<std::size_t>(policy.min_ring_slots, 1);
+    // 4 KiB keeps shrunk chunks on whole Atom vectors; below it more ordinals are not worth
+    // more flags per byte.
+    constexpr std::size_t kGrain = 4096;
+    // Every team of every group has an item: ordinals_in_flight ordinals, in the ring at once
+    // and in the payload, give each team one.
+    const std::size_t busy = ordinals_in_flight<C>(plan.roles, h.ranks);
+    const std::size_t depth = layout::detail::max_of(
+        layout::detail::max_of<std::size_t>(policy.min_ring_slots, 1), busy);
     const std::size_t deep = half / (strides * depth);
     if (deep < chunk) {
-      // 4 KiB keeps shrunk chunks on whole Atom vectors; below it the depth is not worth more
-      // flags per byte, and the ring keeps what fits.
-      constexpr std::size_t kGrain = 4096;
       chunk = deep >= kGrain ? deep - deep % kGrain : layout::detail::min_of(chunk, kGrain);
     }
+    const std::size_t spread = layout::detail::max_of(
+        layout::detail::round_up(layout::detail::ceil_div(max_bytes, busy), kGrain),
+        policy.spread_min_bytes);
+    chunk = layout::detail::max_of(es, layout::detail::min_of(chunk, spread));
     plan.chunking = layout::Chunking::make(chunk, es);
     plan.half_bytes = half;
     plan.ring = layout::StagingRing::fit(half, plan.chunking.stride * strides);

@@ -73,6 +73,14 @@ struct Policy {
   // table, policy/table.h, asks for more).
   std::size_t min_ring_slots = 1;
 
+  // Throughput: the smallest chunk a payload is cut into so that every team has an item
+  // (plan.h: ordinals_in_flight), on top of the ring depth that gives each one a slot. Each
+  // chunk costs its flags, acks and barriers whatever its size, so below this more teams do
+  // not pay. At least chunk_bytes: no spreading. 64 KiB: 8 ranks on one H200, AllReduce 2-4
+  // MiB 1.7x faster than without spreading, ReduceScatter 1-4 MiB up to 1.7x slower than with
+  // none (perf/snac/results/h200-20261204-reduce, steps/3-spread-sweep).
+  std::size_t spread_min_bytes = 64 * 1024;
+
   // Throughput regime, first phase: where the handle says application buffers are visible to
   // every rank, producers skip the staging copy and consumers read their input directly
   // (DESIGN §2, "zero-copy"). Staging costs a read and a write of every input byte: an

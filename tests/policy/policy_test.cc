@@ -1,6 +1,7 @@
 // Policy selection on the host: the table, the co-residency clamp for ranks sharing a GPU, the
 // environment overrides, and that every selected policy plans (no bad_policy, enough epoch
 // slots) for the largest role set, a composition.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -17,7 +18,7 @@ namespace L = purlin::layout;
 constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
                                       "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS",
-                                      "PURLIN_ZERO_COPY"};
+                                      "PURLIN_SPREAD_MIN_BYTES", "PURLIN_ZERO_COPY"};
 
 class PolicyTest : public ::testing::Test {
  protected:
@@ -113,14 +114,51 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   EXPECT_GE(deep.ring.slots, row_for(9).min_ring_slots);
   EXPECT_LT(deep.chunking.stride, row_for(9).shared_chunk_bytes);
   EXPECT_EQ(deep.chunking.stride % 4096, 0u);
+  // Without the table's depth the ring is still as deep as the launch's teams need: the
+  // ReduceScatter consumers of an AllReduce share one output region.
   snac::Policy shallow = p;
   shallow.min_ring_slots = 1;
-  EXPECT_EQ(plan_all_reduce_result(shallow, 8, 64 << 20).plan.ring.slots, 1u);
+  const snac::Plan teams = plan_all_reduce_result(shallow, 8, 64 << 20).plan;
+  EXPECT_EQ(teams.ring.slots, static_cast<std::uint64_t>(teams.roles.consumers));
+  EXPECT_EQ(teams.ring.slots, snac::ordinals_in_flight<L::AllReduce>(teams.roles, 8));
   // Explicit roles replace the budget.
   set("PURLIN_ROLES", "3,12,1");
   const snac::Policy q = select(f);
   EXPECT_EQ(q.throughput_workers, 0);
   EXPECT_TRUE(same_roles(q.throughput, snac::Roles{3, 12, 1, 1}));
+}
+
+// Every consumer team of a reduction into one partition has a chunk of its own in the ring, and
+// the payload is cut into at most a grain-rounded share per team (but no smaller than
+// spread_min_bytes), from 1 MiB (128 KiB per partition) to 256 MiB.
+TEST_F(PolicyTest, EveryReductionTeamHasAChunk) {
+  const snac::Policy p = select(Facts{9, 132, 8, 8});
+  for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20}) {
+    snac::Handle h;
+    h.ranks = 8;
+    h.staging_bytes = 32u << 20;
+    h.slots = 64;
+    h.packet_capacity = (64u << 10) / 8;
+    h.epoch_slots = max_workers(p);
+    h.inputs_peer_visible = true;
+    snac::Args<L::ReduceScatter, float> a;
+    a.in_shape = L::FixedShape::split(bytes / sizeof(float), 8);
+    a.out_shape = a.in_shape;
+    const snac::PlanResult r = snac::make_plan(p, h, a);
+    ASSERT_EQ(r.status, snac::Status::ok) << bytes;
+    EXPECT_EQ(r.plan.regime, snac::Regime::throughput);
+    const auto teams = static_cast<std::uint64_t>(r.plan.roles.consumers / r.plan.roles.team);
+    EXPECT_GE(teams, 12u) << bytes;
+    EXPECT_GE(r.plan.ring.slots, teams) << bytes;
+    // Chunks on the 4 KiB grain: no team waits for more than one grain-rounded share, unless
+    // that would be smaller than the policy's smallest spread chunk.
+    const std::size_t part = bytes / 8;
+    const std::size_t share = (part / teams + 4095) / 4096 * 4096;
+    EXPECT_LE(r.plan.chunking.stride, std::max(share, p.spread_min_bytes)) << bytes;
+    if (bytes >= (std::size_t{16} << 20)) {
+      EXPECT_GE(r.plan.ordinals, teams) << bytes;
+    }
+  }
 }
 
 TEST_F(PolicyTest, CrowdedGpuShrinksLargestGroupsFirst) {
