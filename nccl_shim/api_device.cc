@@ -7,7 +7,7 @@
 #include "errors.h"
 #include "export.h"
 #include "forward.h"
-#include "nccl_device_api.h"
+#include "nccl_api.h"
 
 namespace {
 

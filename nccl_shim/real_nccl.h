@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "nccl_device_api.h"
+#include "nccl_api.h"
 
 namespace purlin::shim {
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fake_nccl.h"
+#include "nccl_api.h"  // ncclResetDebugInit as a function
 #include "recorder.h"
 
 using fake_nccl::Call;

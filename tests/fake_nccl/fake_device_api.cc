@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "nccl_device_api.h"
+#include "nccl_api.h"
 #include "recorder.h"
 
 using fake_nccl::Call;

@@ -1,5 +1,9 @@
-// The host half of NCCL 2.28's device API (ncclDevCommCreate, ncclTeam*, the barrier and
-// LL all-to-all requirement builders), made usable from host C++.
+// The NCCL API as the shim and the fake NCCL see it: <nccl.h> and <nccl_device.h>, the
+// check that they are the headers of the ABI Purlin exports, and what they do not declare
+// for a Linux C++ program although libnccl.so.2 exports it.
+//
+// <nccl_device.h> declares the host half of the device API (ncclDevCommCreate, ncclTeam*,
+// the barrier and LL all-to-all requirement builders), made usable from host C++.
 //
 // <nccl_device.h> declares these functions, with C linkage, next to host/device inline
 // overloads of the same names (ncclTeamWorld(ncclDevComm const&) ...); it compiles with
@@ -10,6 +14,22 @@
 
 #include <nccl.h>
 #include <nccl_device.h>
+
+// The toolkit's include directory may carry an older nccl.h that a compiler could find
+// first (cmake/FindNcclHeaders.cmake); Purlin is built against, and reads the structures
+// of, 2.32.3.
+static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 32, 3),
+              "compiled against NCCL headers older than 2.32.3: an older nccl.h shadows the one CMake found");
+
+// nccl.h 2.32 declares these (deprecated, as unsupported) only under NCCL_OS_LINUX, which
+// NCCL's own build defines and nothing defines for its users, who get empty function-like
+// macros of the same names instead. libnccl.so.2 exports both, so the macros go.
+#undef ncclResetDebugInit
+#undef pncclResetDebugInit
+extern "C" {
+void ncclResetDebugInit();
+void pncclResetDebugInit();
+}
 
 extern "C" {
 ncclResult_t pncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs,
