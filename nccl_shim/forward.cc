@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <string>
 
 #include "comm.h"
 #include "device_scope.h"
@@ -30,8 +31,13 @@ ncclResult_t require_real(const char* fn, const RealNccl** out) {
 
 ncclResult_t missing_entry(const char* fn) {
   const RealNccl* rn = real_nccl();
-  return fail(ncclInvalidUsage, fn, "the real NCCL (%s, version %d) does not provide this function",
-              rn ? rn->path.c_str() : "none", rn ? rn->version : 0);
+  const RealNcclEntryInfo* info = entry_info(fn);
+  const std::string added = info != nullptr ? " (added in NCCL " + version_text(info->since) + ")" : "";
+  if (rn == nullptr)
+    return fail(ncclInvalidUsage, fn, "needs the real NCCL%s, and none is loaded (%s)", added.c_str(),
+                real_nccl_describe().c_str());
+  return fail(ncclInvalidUsage, fn, "not available: the real NCCL %s (%s) predates this function%s",
+              version_text(rn->version).c_str(), rn->path.c_str(), added.c_str());
 }
 
 ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {

@@ -12,8 +12,9 @@ namespace purlin::shim {
 // The real NCCL, or a failure naming `fn` and how to point at a library.
 ncclResult_t require_real(const char* fn, const RealNccl** out);
 
-// Calls an entry point of the real NCCL that older releases may lack (RealNccl marks
-// those "may be null"): a missing one is an ncclInvalidUsage naming `fn`.
+// Calls an entry point of the real NCCL that older releases may lack (those after 2.19,
+// real_nccl.h): a missing one is an ncclInvalidUsage with one WARN naming `fn`, the real
+// NCCL's version and the release that added the function.
 ncclResult_t missing_entry(const char* fn);
 template <class F, class... Args>
 ncclResult_t call_real(const char* fn, F entry, Args... args) {
