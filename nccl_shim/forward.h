@@ -22,6 +22,16 @@ ncclResult_t call_real(const char* fn, F entry, Args... args) {
   return entry(args...);
 }
 
+// An entry point that concerns no communicator of Purlin's (process-wide settings, objects
+// the real NCCL made): the real NCCL's own call, or a failure naming `fn` when there is no
+// real NCCL or it predates the function.
+template <class Entry, class... Args>
+ncclResult_t forward_global(const char* fn, Entry RealNcclEntries::*entry, Args... args) {
+  const RealNccl* rn = nullptr;
+  if (ncclResult_t r = require_real(fn, &rn); r != ncclSuccess) return r;
+  return call_real(fn, rn->*entry, args...);
+}
+
 // Creates c's real-NCCL communicator if it does not exist yet. Collective over c's ranks:
 // rank 0 asks the real NCCL for a unique id and Purlin's bootstrap broadcasts it.
 ncclResult_t ensure_real_comm(const char* fn, ncclComm* c);

@@ -1,7 +1,7 @@
 # The real-NCCL loader as its own static library, so that unit tests can link it without
 # the exported entry points. The `nccl` target links it (PRIVATE); nothing of it is
 # exported (the version script keeps only the NCCL names). Its table of entry points,
-# real_nccl_entries.h, is generated from nccl-2.28.9.symbols (cmake/PurlinNcclAbi.cmake).
+# real_nccl_entries.h, is generated from nccl-2.32.3.symbols (cmake/PurlinNcclAbi.cmake).
 set(PURLIN_GENERATED_INCLUDE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 purlin_nccl_entry_table(${PURLIN_GENERATED_INCLUDE}/real_nccl_entries.h)
 add_library(purlin_real_nccl STATIC

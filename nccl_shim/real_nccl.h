@@ -22,7 +22,7 @@
 namespace purlin::shim {
 
 // The real library: one typed pointer per NCCL entry point (RealNcclEntries, generated from
-// nccl_shim/nccl-2.28.9.symbols), named after the function without its prefix, bound to the
+// nccl_shim/nccl-2.32.3.symbols), named after the function without its prefix, bound to the
 // library's `pnccl` symbol (its `nccl` symbol when a build lacks profiling aliases), so calls
 // reach the real implementation even if a profiler interposes the `nccl` names.
 //

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Purlin's libnccl.so.2 must export exactly NCCL 2.28.9's dynamic symbols, with the same
+# Purlin's libnccl.so.2 must export exactly NCCL 2.32.3's dynamic symbols, with the same
 # binding (ncclX weak "W", pncclX and ncclResetDebugInitInternal "T"), as the committed list
-# nccl_shim/nccl-2.28.9.symbols records them; plus Purlin's own entry points, the purlinX
+# nccl_shim/nccl-2.32.3.symbols records them; plus Purlin's own entry points, the purlinX
 # functions declared in include/purlin/purlin.h, strong ("T"), and nothing else. It must
 # carry the SONAME libnccl.so.2. No reference library is needed: the list is the reference.
-# Given one (REFERENCE, optional: a real libnccl.so.2 of NCCL 2.28.9), the list is also held
+# Given one (REFERENCE, optional: a real libnccl.so.2 of NCCL 2.32.3), the list is also held
 # to it, which is how the list is checked when NCCL moves.
 # Usage: check_abi.sh NM READELF BUILT SYMBOLS PURLIN_H [REFERENCE]
 set -u
@@ -20,8 +20,8 @@ status=0
 # The list's first two columns; comments and blank lines are not symbols.
 awk '!/^#/ && NF { print $1, $2 }' "$list" | LC_ALL=C sort > "$tmp/nccl"
 count=$(wc -l < "$tmp/nccl")
-if [ "$count" -ne 105 ]; then
-  echo "FAIL: $list lists $count symbols; NCCL 2.28.9 exports 105"
+if [ "$count" -ne 193 ]; then
+  echo "FAIL: $list lists $count symbols; NCCL 2.32.3 exports 193"
   status=1
 fi
 if grep -q ' purlin' "$tmp/nccl"; then

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_nccl.h"
 #include "fake_nccl_client.h"
 #include "purlin_elf_note.h"
 
@@ -63,7 +64,7 @@ TEST_F(LoaderTest, ExplicitPathLoadsTheFake) {
   setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_PATH, 1);
   auto lib = search();
   ASSERT_NE(lib, nullptr) << describe_;
-  EXPECT_EQ(lib->version, 22899);
+  EXPECT_EQ(lib->version, FAKE_NCCL_VERSION);
   EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
   EXPECT_NE(describe_.find(lib->path), std::string::npos) << describe_;
   EXPECT_NE(describe_.find("PURLIN_NCCL_LIBRARY"), std::string::npos) << describe_;
@@ -114,7 +115,7 @@ TEST_F(LoaderTest, SearchSkipsPurlinOnTheLibraryPathAndFindsTheFake) {
   auto lib = search();
   ASSERT_NE(lib, nullptr) << describe_;
   EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
-  EXPECT_EQ(lib->version, 22899);
+  EXPECT_EQ(lib->version, FAKE_NCCL_VERSION);
   EXPECT_NE(describe_.find("LD_LIBRARY_PATH"), std::string::npos) << describe_;
 }
 
@@ -153,7 +154,7 @@ TEST_F(LoaderTest, RealNcclIsLoadedOnceForAllThreads) {
   for (auto& t : threads) t.join();
   ASSERT_NE(seen[0], nullptr) << real_nccl_describe();
   for (const RealNccl* r : seen) EXPECT_EQ(r, seen[0]);
-  EXPECT_EQ(seen[0]->version, 22899);
+  EXPECT_EQ(seen[0]->version, FAKE_NCCL_VERSION);
   // Later changes of the environment do not matter: the first answer is kept.
   setenv("PURLIN_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   EXPECT_EQ(real_nccl(), seen[0]);
@@ -191,6 +192,26 @@ TEST_F(LoaderTest, FakeResultsAreConfigurable) {
   EXPECT_EQ(lib->AllReduce(buf, buf, 1, ncclInt8, ncclSum, foreign, nullptr), ncclInvalidArgument);
   EXPECT_EQ(fake.calls_named("AllReduce").back().arg("comm_known"), "0");
   EXPECT_EQ(lib->CommDestroy(comm), ncclSuccess);
+}
+
+// A real NCCL older than Purlin's ABI is used, with the entry points it predates left null
+// (forward.h: call_real turns those into one clean error).
+TEST_F(LoaderTest, OlderNcclIsUsedWithoutItsNewerEntryPoints) {
+  setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_228_PATH, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->version, FAKE_NCCL_228_VERSION);
+  expect_bound_as_exported(*lib);
+  for_each_entry(*lib, [](const RealNcclEntryInfo& info, auto fn) {
+    if (info.since <= NCCL_VERSION(2, 28, 99)) {
+      EXPECT_NE(fn, nullptr) << info.name;
+    } else {
+      EXPECT_EQ(fn, nullptr) << info.name << " appeared after 2.28";
+    }
+  });
+  EXPECT_STREQ(entry_info("ncclCommSuspend")->name, "CommSuspend");
+  EXPECT_EQ(entry_info("CommSuspend")->since, NCCL_VERSION(2, 29, 7));
+  EXPECT_EQ(entry_info("ncclNoSuchFunction"), nullptr);
 }
 
 TEST_F(LoaderTest, TheToolkitNcclBindsWhatItExports) {
