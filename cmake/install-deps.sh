@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing Purlin needs on a Debian or Ubuntu machine, and only
 # what is missing: cmake (>= 3.24), ninja, g++, pkg-config, binutils (nm, readelf),
-# hwloc and GoogleTest development files. The CUDA toolkit (nvcc) must already be there.
+# hwloc and GoogleTest development files, and NCCL 2.32.3's headers. The CUDA toolkit
+# (nvcc) must already be there.
 #
 #   cmake/install-deps.sh          install what is missing (as root, or through sudo)
 #   cmake/install-deps.sh --check  only report; exit 1 if something is missing
@@ -10,6 +11,11 @@
 # installed (a pip or Kitware cmake, a toolkit under /usr/local/cuda), so a complete
 # machine without network access never reaches apt-get. apt-get update runs only when
 # something has to be installed.
+#
+# The NCCL headers define the ABI Purlin exports (cmake/FindNcclHeaders.cmake), so their
+# version is exact: 2.32.3 or newer. Without them, the headers of the nvidia-nccl-cu13==2.32.3
+# wheel (PyPI, through pip) are unpacked into $PURLIN_DEPS_CACHE/nccl-2.32.3/include
+# (default ~/.cache/purlin), where the build looks; no root needed.
 set -euo pipefail
 
 check_only=0
@@ -104,9 +110,76 @@ else
   echo "install-deps:   then put its bin/ on PATH or set CUDA_HOME." >&2
 fi
 
+# NCCL headers: any directory the build would accept, else the cache this script fills.
+nccl_version=23203  # NCCL_VERSION_CODE of 2.32.3
+nccl_cache=${PURLIN_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/purlin}/nccl-2.32.3
+nccl_code() {  # NCCL_VERSION_CODE of DIR/nccl.h, empty without one
+  [[ -r $1/nccl.h ]] && sed -n 's/^#define NCCL_VERSION_CODE \([0-9]*\).*/\1/p' "$1/nccl.h"
+  return 0
+}
+check_nccl_headers() {
+  local dir code
+  for dir in ${PURLIN_NCCL_INCLUDE_DIR:-} "$nccl_cache/include" "${CUDA_HOME:-/usr/local/cuda}/include" \
+             /usr/local/cuda/include /usr/include /usr/local/include; do
+    code=$(nccl_code "$dir")
+    if [[ -n $code && $code -ge $nccl_version ]]; then
+      say "NCCL headers $code ($dir)"
+      return 0
+    fi
+  done
+  return 1
+}
+install_nccl_headers() {
+  local pip tmp
+  if python3 -m pip --version >/dev/null 2>&1; then pip=(python3 -m pip)
+  elif command -v pip3 >/dev/null; then pip=(pip3)
+  else
+    echo "install-deps: error: NCCL 2.32.3 headers missing and no pip to fetch them; install python3-pip," >&2
+    echo "install-deps:   or point PURLIN_NCCL_INCLUDE_DIR at NCCL 2.32.3's include directory" >&2
+    return 1
+  fi
+  tmp=$(mktemp -d)
+  say "fetching NCCL 2.32.3 headers (wheel nvidia-nccl-cu13==2.32.3) into $nccl_cache/include"
+  if ! "${pip[@]}" download --quiet --no-deps --only-binary=:all: --dest "$tmp" nvidia-nccl-cu13==2.32.3; then
+    rm -rf "$tmp"
+    echo "install-deps: error: pip could not download nvidia-nccl-cu13==2.32.3" >&2
+    return 1
+  fi
+  # Only the headers: the wheel's library is not needed to build Purlin.
+  mkdir -p "$nccl_cache"
+  python3 - "$tmp" "$nccl_cache" <<'PY'
+import pathlib, shutil, sys, zipfile
+tmp, cache = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+wheel = next(tmp.glob("nvidia_nccl_cu13-2.32.3-*.whl"))
+stage = tmp / "include"
+prefix = "nvidia/nccl/include/"
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            out = stage / name[len(prefix):]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(z.read(name))
+shutil.rmtree(cache / "include", ignore_errors=True)
+stage.rename(cache / "include")  # complete or absent, never half there
+PY
+  local ok=$?
+  rm -rf "$tmp"
+  [[ $ok -eq 0 ]] && check_nccl_headers >/dev/null
+}
+nccl_headers_ok=1
+if ! check_nccl_headers; then
+  say "NCCL 2.32.3 headers: missing (wheel nvidia-nccl-cu13==2.32.3)"
+  if [[ $check_only -eq 1 ]]; then
+    say "missing: NCCL 2.32.3 headers (run without --check to install)"
+    nccl_headers_ok=0
+  elif ! install_nccl_headers; then
+    nccl_headers_ok=0
+  fi
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-  say "nothing to install"
-  [[ $toolkit_ok -eq 1 ]]
+  if [[ $nccl_headers_ok -eq 1 ]]; then say "nothing (more) to install"; fi
+  [[ $toolkit_ok -eq 1 && $nccl_headers_ok -eq 1 ]]
   exit
 fi
 
@@ -145,4 +218,4 @@ done
 if ! check_cmake >/dev/null && command -v cmake >/dev/null; then
   echo "install-deps:   this distribution's cmake is too old; 'pip install cmake' provides a current one" >&2
 fi
-[[ $failed -eq 0 && $toolkit_ok -eq 1 ]]
+[[ $failed -eq 0 && $toolkit_ok -eq 1 && $nccl_headers_ok -eq 1 ]]

@@ -2,23 +2,14 @@
 // Every ncclX is a weak alias of pncclX (as in NCCL), so profilers can interpose.
 #include <nccl.h>
 
-#include "errors.h"
 #include "export.h"
-#include "forward.h"
-#include "comm.h"
 #include "router.h"
 
 namespace {
 
 using purlin::shim::Descriptor;
 using purlin::shim::OpKind;
-
-ncclResult_t submit(const Descriptor& d) {
-  return purlin::shim::guarded(purlin::shim::op_kind_name(d.kind), [&] {
-    if (ncclComm_t rc = purlin::shim::passthrough(d.comm); rc != nullptr) return purlin::shim::issue_on_real(d, rc);
-    return purlin::shim::enqueue(d);
-  });
-}
+using purlin::shim::submit;
 
 }  // namespace
 

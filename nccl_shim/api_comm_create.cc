@@ -1,6 +1,7 @@
 // Communicator creation entry points. All paths end in run_init (comm_init.h), submitted
 // through the group machinery so that blocking, nonblocking and grouped creation share
-// one implementation.
+// one implementation. Split, shrink and grow are Purlin's own too: a communicator is
+// always Purlin's, whatever runs its collectives.
 #include <nccl.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "comm_init.h"
 #include "errors.h"
 #include "export.h"
+#include "forward.h"
 #include "group.h"
 #include "runtime/bootstrap/bootstrap.h"
 
@@ -106,6 +108,38 @@ ncclResult_t shrink_job(ncclComm* parent, ncclComm* child, std::vector<int> surv
     return res;
   }
   return run_init(child, id);
+}
+
+// Grow: the existing ranks keep their ranks and learn the id that the root (the one
+// existing rank that passes it) got from ncclCommGetUniqueId, with one allgather over the
+// parent; the new ranks got it from the application.
+struct GrowVote {
+  int has_id;
+  ncclUniqueId id;
+};
+
+ncclResult_t grow_job(ncclComm* parent, ncclComm* child, GrowVote mine) {
+  const int n = parent->nranks;
+  std::vector<GrowVote> votes(n);
+  std::memset(static_cast<void*>(votes.data()), 0, sizeof(GrowVote) * votes.size());
+  votes[parent->rank] = mine;
+  ncclResult_t res = parent->core->bootstrap().allgather(votes.data(), sizeof(GrowVote));
+  int roots = 0, root = -1;
+  for (int r = 0; r < n && res == ncclSuccess; ++r) {
+    if (votes[r].has_id == 0) continue;
+    ++roots;
+    root = r;
+  }
+  // Every rank saw the same votes, so every rank fails alike.
+  if (res == ncclSuccess && roots != 1)
+    res = fail(ncclInvalidUsage, "ncclCommGrow",
+               "%d existing ranks passed a uniqueId; exactly one (the root, which called ncclCommGetUniqueId) must",
+               roots);
+  if (res != ncclSuccess) {
+    child->state.store(res, std::memory_order_release);
+    return res;
+  }
+  return run_init(child, votes[root].id);
 }
 
 }  // namespace
@@ -236,7 +270,56 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
   });
 }
 
+// Grow's id is an ordinary Purlin unique id: its root runs in this process, the application
+// hands the id to the new ranks, and ncclCommGrow hands it to the existing ones.
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  const char* fn = "ncclCommGetUniqueId";
+  return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr)
+      return call_real(fn, real_nccl()->CommGetUniqueId, rc, uniqueId);
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "uniqueId", uniqueId); r != ncclSuccess) return r;
+    return rt::create_unique_id(uniqueId);
+  });
+}
+
+// Existing ranks: comm, rank -1, the root's uniqueId or NULL. New ranks: no comm, the id,
+// their rank. Without a config the existing ranks' new communicator inherits the parent's.
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config) {
+  const char* fn = "ncclCommGrow";
+  return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr)
+      return call_real(fn, real_nccl()->CommGrow, rc, nRanks, uniqueId, rank, newcomm, config);
+    if (ncclResult_t r = check_ptr(fn, "newcomm", newcomm); r != ncclSuccess) return r;
+    *newcomm = nullptr;
+    if (nRanks < 1) return fail(ncclInvalidArgument, fn, "nRanks %d must be at least 1", nRanks);
+    if (comm == nullptr) {
+      if (ncclResult_t r = check_ptr(fn, "uniqueId", uniqueId); r != ncclSuccess) return r;
+      return init_rank(fn, newcomm, nRanks, *uniqueId, rank, config);
+    }
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (rank != -1) return fail(ncclInvalidArgument, fn, "rank %d: existing ranks must pass -1", rank);
+    if (nRanks <= comm->nranks)
+      return fail(ncclInvalidArgument, fn, "nRanks %d must exceed the communicator's %d ranks", nRanks, comm->nranks);
+    GrowVote mine{};
+    if (uniqueId != nullptr) {
+      if (ncclResult_t r = check_id(fn, *uniqueId); r != ncclSuccess) return r;
+      mine.has_id = 1;
+      mine.id = *uniqueId;
+    }
+    ncclComm* child = nullptr;
+    if (ncclResult_t r = new_comm(fn, nRanks, comm->rank, comm->cuda_device, config, comm, &child); r != ncclSuccess)
+      return r;
+    ncclComm* parent = comm;
+    return start_init(newcomm, child, [parent, child, mine] { return grow_job(parent, child, mine); });
+  });
+}
+
 ncclResult_t ncclGetUniqueId(ncclUniqueId*) PURLIN_WEAK_ALIAS_OF_P(ncclGetUniqueId);
+ncclResult_t ncclCommGetUniqueId(ncclComm_t, ncclUniqueId*) PURLIN_WEAK_ALIAS_OF_P(ncclCommGetUniqueId);
+ncclResult_t ncclCommGrow(ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*)
+    PURLIN_WEAK_ALIAS_OF_P(ncclCommGrow);
 ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int) PURLIN_WEAK_ALIAS_OF_P(ncclCommInitRank);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*)
     PURLIN_WEAK_ALIAS_OF_P(ncclCommInitRankConfig);

@@ -1,6 +1,9 @@
 // Communicator queries and teardown.
 #include <nccl.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "checks.h"
@@ -8,6 +11,7 @@
 #include "errors.h"
 #include "export.h"
 #include "forward.h"
+#include "nccl_api.h"
 #include "real_nccl.h"
 #include "registration.h"
 #include "snac/plan.h"
@@ -63,9 +67,56 @@ ncclResult_t query(const char* fn, const char* out_name, const ncclComm* comm, i
   });
 }
 
+// What Purlin says of a native communicator: its own rank, size and device, and no NCCL
+// device API (no GIN, no multimem, no CFT, no LSA teams), because Purlin's kernels serve its
+// collectives and none of that. nvmlDev is -1: Purlin does not use NVML.
+ncclCommProperties_t native_properties(const ncclComm* c) {
+  ncclCommProperties_t p{};
+  p.rank = c->rank;
+  p.nRanks = c->nranks;
+  p.cudaDev = c->cuda_device;
+  p.nvmlDev = -1;
+  p.deviceApiSupport = false;
+  p.multimemSupport = false;
+  p.ginType = NCCL_GIN_TYPE_NONE;
+  p.railedGinType = NCCL_GIN_TYPE_NONE;
+  p.commHash = c->id_hash;
+  p.ginConnectionType = NCCL_GIN_CONNECTION_NONE;
+  return p;
+}
+
 }  // namespace
 
 extern "C" {
+
+// A native communicator is described by Purlin (native_properties). A forwarded one runs on
+// the real NCCL, whose communicator the properties then describe; like ncclDevCommCreate,
+// which usually follows, the query may create that communicator (collectively).
+ncclResult_t pncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_t* props) {
+  const char* fn = "ncclCommQueryProperties";
+  return guarded(fn, [&] {
+    if (ncclComm_t rc = passthrough(comm); rc != nullptr)
+      return call_real(fn, real_nccl()->CommQueryProperties, rc, props);
+    if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
+    if (ncclResult_t r = check_ptr(fn, "props", props); r != ncclSuccess) return r;
+    if (props->magic != NCCL_API_MAGIC)
+      return fail(ncclInvalidUsage, fn, "props was not initialized with NCCL_COMM_PROPERTIES_INITIALIZER");
+    if (comm->native == nullptr) {
+      const RealNccl* rn = nullptr;
+      if (ncclResult_t r = require_real(fn, &rn); r != ncclSuccess) return r;
+      if (rn->CommQueryProperties == nullptr) return missing_entry(fn);
+      if (ncclResult_t r = ensure_real_comm(fn, comm); r != ncclSuccess) return r;
+      return rn->CommQueryProperties(real_of(comm), props);
+    }
+    // The struct only grows at its end: write the fields the caller's version has.
+    const ncclCommProperties_t mine = native_properties(comm);
+    constexpr size_t kFirst = offsetof(ncclCommProperties_t, rank);
+    const size_t end = std::min(props->size, sizeof(ncclCommProperties_t));
+    if (end > kFirst)
+      std::memcpy(reinterpret_cast<char*>(props) + kFirst, reinterpret_cast<const char*>(&mine) + kFirst, end - kFirst);
+    return ncclSuccess;
+  });
+}
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) {
   const char* fn = "ncclCommFinalize";
@@ -146,6 +197,7 @@ ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
   return query("ncclCommUserRank", "rank", comm, rank, &ncclComm::rank);
 }
 
+ncclResult_t ncclCommQueryProperties(ncclComm_t, ncclCommProperties_t*) PURLIN_WEAK_ALIAS_OF_P(ncclCommQueryProperties);
 ncclResult_t ncclCommFinalize(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommFinalize);
 ncclResult_t ncclCommDestroy(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommDestroy);
 ncclResult_t ncclCommAbort(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclCommAbort);

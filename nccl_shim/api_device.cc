@@ -1,4 +1,4 @@
-// Host functions of NCCL 2.28's device API. They describe the real NCCL's device-side
+// Host functions of NCCL's device API (2.28-2.31). They describe the real NCCL's device-side
 // communicator, so they are forwarded; ncclDevCommCreate is collective, which makes it
 // a safe point to create the real communicator.
 #include <nccl.h>
@@ -7,7 +7,7 @@
 #include "errors.h"
 #include "export.h"
 #include "forward.h"
-#include "nccl_device_api.h"
+#include "nccl_api.h"
 
 namespace {
 
@@ -22,7 +22,9 @@ ncclComm_t real_comm(const char* fn, ncclComm_t comm) {
 
 // Team queries return a value, not a status: a failure yields an empty team (0 ranks)
 // after the WARN, which any use of it in device code treats as "no peers".
-ncclTeam_t team_of(const char* fn, ncclComm_t comm, ncclTeam_t (*RealNccl::*entry)(ncclComm_t)) {
+template <class... Args>
+ncclTeam_t team_of(const char* fn, ncclComm_t comm, ncclTeam_t (*RealNcclEntries::*entry)(ncclComm_t, Args...),
+                   Args... args) {
   ncclTeam_t none{};
   ncclComm_t rc = real_comm(fn, comm);
   if (rc == nullptr) return none;
@@ -31,11 +33,11 @@ ncclTeam_t team_of(const char* fn, ncclComm_t comm, ncclTeam_t (*RealNccl::*entr
     missing_entry(fn);
     return none;
   }
-  return f(rc);
+  return f(rc, args...);
 }
 
 int team_rank(const char* fn, ncclComm_t comm, ncclTeam_t team, int rank,
-              int (*RealNccl::*entry)(ncclComm_t, ncclTeam_t, int)) {
+              int (*RealNcclEntries::*entry)(ncclComm_t, ncclTeam_t, int)) {
   ncclComm_t rc = real_comm(fn, comm);
   if (rc == nullptr) return -1;
   auto f = real_nccl()->*entry;
@@ -74,6 +76,12 @@ ncclResult_t pncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* devComm) 
 ncclTeam_t pncclTeamWorld(ncclComm_t comm) { return team_of("ncclTeamWorld", comm, &RealNccl::TeamWorld); }
 ncclTeam_t pncclTeamLsa(ncclComm_t comm) { return team_of("ncclTeamLsa", comm, &RealNccl::TeamLsa); }
 ncclTeam_t pncclTeamRail(ncclComm_t comm) { return team_of("ncclTeamRail", comm, &RealNccl::TeamRail); }
+ncclTeam_t pncclTeamCft(ncclComm_t comm, ncclCftTeamMode_t mode) {
+  return team_of("ncclTeamCft", comm, &RealNccl::TeamCft, mode);
+}
+ncclTeam_t pncclTeamCftMultimem(ncclComm_t comm) {
+  return team_of("ncclTeamCftMultimem", comm, &RealNccl::TeamCftMultimem);
+}
 
 int pncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank) {
   return team_rank("ncclTeamRankToWorld", comm, team, rank, &RealNccl::TeamRankToWorld);
@@ -87,9 +95,7 @@ ncclResult_t pncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers, nc
                                               ncclDevResourceRequirements_t* outReq) {
   const char* fn = "ncclLsaBarrierCreateRequirement";
   return guarded(fn, [&] {
-    const RealNccl* rn = nullptr;
-    if (ncclResult_t r = require_real(fn, &rn); r != ncclSuccess) return r;
-    return call_real(fn, rn->LsaBarrierCreateRequirement, team, nBarriers, outHandle, outReq);
+    return forward_global(fn, &RealNcclEntries::LsaBarrierCreateRequirement, team, nBarriers, outHandle, outReq);
   });
 }
 
@@ -118,9 +124,25 @@ ncclResult_t pncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandl
                                          ncclDevResourceRequirements_t* outReq) {
   const char* fn = "ncclLLA2ACreateRequirement";
   return guarded(fn, [&] {
-    const RealNccl* rn = nullptr;
-    if (ncclResult_t r = require_real(fn, &rn); r != ncclSuccess) return r;
-    return call_real(fn, rn->LLA2ACreateRequirement, nBlocks, nSlots, outHandle, outReq);
+    return forward_global(fn, &RealNcclEntries::LLA2ACreateRequirement, nBlocks, nSlots, outHandle, outReq);
+  });
+}
+
+ncclResult_t pncclGinOutboxCreateRequirement(int nBlocks, int size_log2, ncclGinOutboxHandle* outHandle,
+                                             ncclDevResourceRequirements_t* outReq) {
+  const char* fn = "ncclGinOutboxCreateRequirement";
+  return guarded(fn, [&] {
+    return forward_global(fn, &RealNcclEntries::GinOutboxCreateRequirement, nBlocks, size_log2, outHandle, outReq);
+  });
+}
+
+ncclResult_t pncclGinInboxA2ACreateRequirement(ncclTeam_t peers, int nBlocks, int size_log2,
+                                               ncclGinInboxA2AHandle* outHandle,
+                                               ncclDevResourceRequirements_t* outReq) {
+  const char* fn = "ncclGinInboxA2ACreateRequirement";
+  return guarded(fn, [&] {
+    return forward_global(fn, &RealNcclEntries::GinInboxA2ACreateRequirement,
+                          peers, nBlocks, size_log2, outHandle, outReq);
   });
 }
 
@@ -130,6 +152,8 @@ ncclResult_t ncclDevCommDestroy(ncclComm_t, ncclDevComm_t const*) PURLIN_WEAK_AL
 ncclTeam_t ncclTeamWorld(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclTeamWorld);
 ncclTeam_t ncclTeamLsa(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclTeamLsa);
 ncclTeam_t ncclTeamRail(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclTeamRail);
+ncclTeam_t ncclTeamCft(ncclComm_t, ncclCftTeamMode_t) PURLIN_WEAK_ALIAS_OF_P(ncclTeamCft);
+ncclTeam_t ncclTeamCftMultimem(ncclComm_t) PURLIN_WEAK_ALIAS_OF_P(ncclTeamCftMultimem);
 int ncclTeamRankToWorld(ncclComm_t, ncclTeam_t, int) PURLIN_WEAK_ALIAS_OF_P(ncclTeamRankToWorld);
 int ncclTeamRankToLsa(ncclComm_t, ncclTeam_t, int) PURLIN_WEAK_ALIAS_OF_P(ncclTeamRankToLsa);
 ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t, int, ncclLsaBarrierHandle_t*, ncclDevResourceRequirements_t*)
@@ -140,5 +164,10 @@ ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, ncclTeam_t, int, ncclGi
 int ncclLLA2ACalcSlots(int, int) PURLIN_WEAK_ALIAS_OF_P(ncclLLA2ACalcSlots);
 ncclResult_t ncclLLA2ACreateRequirement(int, int, ncclLLA2AHandle_t*, ncclDevResourceRequirements_t*)
     PURLIN_WEAK_ALIAS_OF_P(ncclLLA2ACreateRequirement);
+ncclResult_t ncclGinOutboxCreateRequirement(int, int, ncclGinOutboxHandle*, ncclDevResourceRequirements_t*)
+    PURLIN_WEAK_ALIAS_OF_P(ncclGinOutboxCreateRequirement);
+ncclResult_t ncclGinInboxA2ACreateRequirement(ncclTeam_t, int, int, ncclGinInboxA2AHandle*,
+                                              ncclDevResourceRequirements_t*)
+    PURLIN_WEAK_ALIAS_OF_P(ncclGinInboxA2ACreateRequirement);
 
 }  // extern "C"

@@ -17,6 +17,11 @@ using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surf
 using purlin::runtime::Range;
 using purlin::runtime::RangeKind;
 
+// The flags NCCL 2.32 defines. They shape the real NCCL's window; Purlin's own record of a
+// window (without a real NCCL) has nothing they could change.
+constexpr int kKnownWinFlags =
+    NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING | NCCL_WIN_GIN_ONLY | NCCL_WIN_CFT_COUNTED;
+
 purlin::runtime::MemoryRegistry& allocations() {
   static auto* registry = new purlin::runtime::MemoryRegistry();  // outlives static destructors
   return *registry;
@@ -113,7 +118,7 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
     if (size != 0) {
       if (ncclResult_t r = check_ptr(fn, "buff", buff); r != ncclSuccess) return r;
     }
-    if ((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) != 0)
+    if ((winFlags & ~kKnownWinFlags) != 0)
       return fail(ncclInvalidArgument, fn, "winFlags 0x%x has unknown bits", winFlags);
     if (real_nccl() != nullptr) {
       if (ncclResult_t r = ensure_real_comm(fn, comm); r != ncclSuccess) return r;

@@ -10,6 +10,7 @@
 #include "export.h"
 #include "forward.h"
 #include "group.h"
+#include "nccl_api.h"  // ncclResetDebugInit as a function
 #include "real_nccl.h"
 
 namespace {
@@ -46,6 +47,7 @@ const char* pncclGetErrorString(ncclResult_t result) {
     case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
     case ncclRemoteError: return "remote process exited or there was a network error";
     case ncclInProgress: return "NCCL operation in progress";
+    case ncclTimeout: return "timeout";  // NCCL 2.31
     default: return "unknown result code";
   }
 }
@@ -62,7 +64,7 @@ const char* pncclGetLastError(ncclComm_t comm) {
 
 void pncclResetDebugInit() { reset_debug(); }
 
-// Not declared in nccl.h but exported by NCCL 2.28.9; kept for ABI identity.
+// Not declared in nccl.h but exported by NCCL (2.28.9 to 2.32.3); kept for ABI identity.
 void ncclResetDebugInitInternal() { reset_debug(); }
 
 ncclResult_t pncclGroupStart() {

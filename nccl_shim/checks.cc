@@ -117,7 +117,7 @@ ncclResult_t check_descriptor(const Descriptor& d) {
                 static_cast<const void*>(d.comm));
   if (ncclResult_t r = check_type(fn, d.type); r != ncclSuccess) return r;
   const int nranks = d.comm->nranks;
-  const bool p2p = d.kind == OpKind::kSend || d.kind == OpKind::kRecv;
+  const bool p2p = d.kind == OpKind::kSend || d.kind == OpKind::kRecv || is_rma(d.kind);
   BufferUse use{};
   if (!buffer_use(d, d.comm->rank, nranks, &use)) {
     if (is_v(d.kind))
@@ -133,6 +133,12 @@ ncclResult_t check_descriptor(const Descriptor& d) {
   }
   if (is_v(d.kind)) {
     if (ncclResult_t r = check_v(fn, d); r != ncclSuccess) return r;
+  }
+  if (d.kind == OpKind::kWaitSignal) {
+    for (size_t i = 0; i < d.rma->waits.size(); ++i) {
+      if (ncclResult_t r = check_rank(fn, "signalDescs[i].peer", d.rma->waits[i].peer, nranks); r != ncclSuccess)
+        return r;
+    }
   }
   const size_t es = type_size(d.type);
   if (use.reads_send) {

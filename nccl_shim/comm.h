@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,9 @@ struct ncclComm {
   bool blocking = true;
   ncclConfig_t config{};     // the user's config with defaults filled in
   std::string comm_name;     // owns config.commName's text
+  // Of the unique id the ranks met through: equal on every rank, different for every
+  // communicator (ncclCommQueryProperties' commHash). Set when init starts.
+  std::uint64_t id_hash = 0;
 
   // ncclInProgress until init finishes, then its result; later an asynchronous error.
   std::atomic<ncclResult_t> state{ncclInProgress};
@@ -37,6 +41,7 @@ struct ncclComm {
 
   std::atomic<bool> revoked{false};
   std::atomic<bool> finalized{false};  // ncclCommFinalize ran: no more communication calls
+  std::atomic<bool> suspended{false};  // ncclCommSuspend(NCCL_SUSPEND_MEM) until ncclCommResume
 
   // Forwarding to the real NCCL. Created at the first forwarded call on this
   // communicator; every rank makes the same calls in the same order (the NCCL contract),

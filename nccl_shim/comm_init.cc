@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "base/env.h"
@@ -145,6 +146,9 @@ ncclResult_t create_native(ncclComm* c) {
 }  // namespace
 
 ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char byte : id.internal) hash = (hash ^ static_cast<unsigned char>(byte)) * 0x100000001b3ull;
+  c->id_hash = hash;
   // Without any GPU (a CI machine) communicators still form, so that bootstrap, groups
   // and forwarding are testable; they simply have no device to run on, and tell their
   // peers so (cuda_device -1), which keeps them off the native route.

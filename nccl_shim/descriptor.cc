@@ -17,6 +17,9 @@ const char* op_kind_name(OpKind k) {
     case OpKind::kScatter: return "ncclScatter";
     case OpKind::kSend: return "ncclSend";
     case OpKind::kRecv: return "ncclRecv";
+    case OpKind::kPutSignal: return "ncclPutSignal";
+    case OpKind::kSignal: return "ncclSignal";
+    case OpKind::kWaitSignal: return "ncclWaitSignal";
     case OpKind::kAllGatherV: return "purlinAllGatherV";
     case OpKind::kReduceScatterV: return "purlinReduceScatterV";
     case OpKind::kAllToAllV: return "purlinAllToAllV";
@@ -28,7 +31,13 @@ bool is_v(OpKind k) {
   return k == OpKind::kAllGatherV || k == OpKind::kReduceScatterV || k == OpKind::kAllToAllV;
 }
 
-bool runs_native(OpKind k) { return k != OpKind::kSend && k != OpKind::kRecv; }
+bool is_rma(OpKind k) { return k == OpKind::kPutSignal || k == OpKind::kSignal || k == OpKind::kWaitSignal; }
+
+bool runs_native(OpKind k) { return k != OpKind::kSend && k != OpKind::kRecv && !is_rma(k); }
+
+bool has_config_variant(OpKind k) {
+  return k != OpKind::kSend && k != OpKind::kRecv && !is_rma(k) && !is_v(k);
+}
 
 std::shared_ptr<const VArrays> copy_v_arrays(int nranks, const size_t* in_counts, const size_t* in_displs,
                                              const size_t* out_counts, const size_t* out_displs,
@@ -94,6 +103,10 @@ bool buffer_use(const Descriptor& d, int rank, int nranks, BufferUse* out) {
     case OpKind::kScatter: *out = {root, true, root ? all : 0, n, false, true}; break;
     case OpKind::kSend: *out = {true, false, n, 0, false, true}; break;
     case OpKind::kRecv: *out = {false, true, 0, n, false, true}; break;
+    // Into the peer's window, which only the peer can check.
+    case OpKind::kPutSignal: *out = {true, false, n, 0, false, true}; break;
+    case OpKind::kSignal: *out = {false, false, 0, 0, false, true}; break;
+    case OpKind::kWaitSignal: *out = {false, false, 0, 0, false, false}; break;
     default: return false;  // the V kinds, handled above
   }
   return true;

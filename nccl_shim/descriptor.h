@@ -17,15 +17,19 @@ namespace purlin::shim {
 enum class OpKind : uint8_t {
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kGather, kScatter,
   kSend, kRecv,
+  kPutSignal, kSignal, kWaitSignal,          // NCCL's one-sided calls (2.29)
   kAllGatherV, kReduceScatterV, kAllToAllV,  // Purlin's own (include/purlin/purlin.h)
 };
 
 // The entry point's name, e.g. "ncclAllReduce" or "purlinAllGatherV".
 const char* op_kind_name(OpKind k);
 bool is_v(OpKind k);
-// Collectives that Purlin's kernels run on a native communicator; the rest (send/recv)
-// is always forwarded.
+bool is_rma(OpKind k);
+// Collectives that Purlin's kernels run on a native communicator; the rest (send/recv and
+// the one-sided calls) is always forwarded.
 bool runs_native(OpKind k);
+// The collectives with an ncclXConfig variant (ncclAllReduceConfig ...).
+bool has_config_variant(OpKind k);
 
 // The host arrays of a V collective, copied when the call is made: the application may
 // reuse its arrays as soon as the call returns, also inside a group, where the call runs
@@ -49,6 +53,17 @@ std::shared_ptr<const VArrays> copy_v_arrays(int nranks, const size_t* in_counts
                                              const size_t* out_counts = nullptr,
                                              const size_t* out_displs = nullptr, size_t maxcount = 0);
 
+// What only the one-sided calls carry, copied when the call is made (a group issues it at
+// ncclGroupEnd, and ncclWaitSignal's array may be reused as soon as the call returns).
+struct RmaArgs {
+  ncclWindow_t peer_win = nullptr;  // ncclPutSignal
+  size_t peer_win_offset = 0;       // ncclPutSignal
+  int sig_idx = 0;                  // ncclPutSignal, ncclSignal
+  int ctx = 0;                      // ncclPutSignal, ncclSignal
+  unsigned int flags = 0;           // ncclPutSignal, ncclSignal
+  std::vector<ncclWaitSignalDesc_t> waits;  // ncclWaitSignal
+};
+
 struct Descriptor {
   OpKind kind;
   const void* sendbuff;
@@ -56,10 +71,14 @@ struct Descriptor {
   size_t count;            // elements, as the NCCL call counts them (V: sendcount / recvcount)
   ncclDataType_t type;
   ncclRedOp_t op;          // meaningful for reductions only
-  int root;                // root for rooted collectives, peer for send/recv, else -1
+  int root;                // root for rooted collectives, peer for send/recv/put/signal, else -1
   ncclComm* comm;
   cudaStream_t stream;
   std::shared_ptr<const VArrays> v{};  // V collectives only
+  std::shared_ptr<const RmaArgs> rma{};  // one-sided calls only
+  // The caller's ncclCollConfig_t (an ncclXConfig call with a config), as read by
+  // read_coll_config (coll_config.h); null for plain calls.
+  std::shared_ptr<const ncclCollConfig_t> coll{};
 
   // A user PreMulSum op on the native path, resolved when the call is made (the
   // application may destroy the op right after the call, before a group ends): the

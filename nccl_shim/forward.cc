@@ -3,7 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "coll_config.h"
 #include "comm.h"
 #include "device_scope.h"
 #include "errors.h"
@@ -30,8 +34,13 @@ ncclResult_t require_real(const char* fn, const RealNccl** out) {
 
 ncclResult_t missing_entry(const char* fn) {
   const RealNccl* rn = real_nccl();
-  return fail(ncclInvalidUsage, fn, "the real NCCL (%s, version %d) does not provide this function",
-              rn ? rn->path.c_str() : "none", rn ? rn->version : 0);
+  const RealNcclEntryInfo* info = entry_info(fn);
+  const std::string added = info != nullptr ? " (added in NCCL " + version_text(info->since) + ")" : "";
+  if (rn == nullptr)
+    return fail(ncclInvalidUsage, fn, "needs the real NCCL%s, and none is loaded (%s)", added.c_str(),
+                real_nccl_describe().c_str());
+  return fail(ncclInvalidUsage, fn, "not available: the real NCCL %s (%s) predates this function%s",
+              version_text(rn->version).c_str(), rn->path.c_str(), added.c_str());
 }
 
 ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
@@ -75,9 +84,46 @@ ncclResult_t forward_now(const Descriptor& d) {
   return issue_on_real(d, d.comm->real.load(std::memory_order_acquire));
 }
 
+namespace {
+
+// An ncclXConfig call (coll_config.h): the real NCCL's own ncclXConfig takes the config
+// whole. Without one (a real NCCL before 2.31) the plain call serves every config that asks
+// nothing only the real ncclXConfig could give, with Purlin serving the rest; nullopt
+// means "issue the plain call".
+std::optional<ncclResult_t> issue_config_on_real(const Descriptor& d, ncclComm_t rc) {
+  const std::string fn = std::string(op_kind_name(d.kind)) + "Config";
+  const RealNccl* rn = real_nccl();
+  const ncclCollConfig_t* c = d.coll.get();
+  auto issue = [&](auto entry, auto... args) -> std::optional<ncclResult_t> {
+    if (entry == nullptr) {
+      if (needs_real_config_call(*c)) return missing_entry(fn.c_str());
+      if (ncclResult_t r = apply_coll_config(fn.c_str(), *c, d.stream); r != ncclSuccess) return r;
+      return std::nullopt;
+    }
+    if (ncclResult_t r = apply_fields_newer_than(fn.c_str(), *c, rn->version, d.stream); r != ncclSuccess) return r;
+    return entry(args..., rc, d.stream, c);
+  };
+  switch (d.kind) {
+    case OpKind::kAllReduce: return issue(rn->AllReduceConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.op);
+    case OpKind::kAllGather: return issue(rn->AllGatherConfig, d.sendbuff, d.recvbuff, d.count, d.type);
+    case OpKind::kReduceScatter: return issue(rn->ReduceScatterConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.op);
+    case OpKind::kAllToAll: return issue(rn->AlltoAllConfig, d.sendbuff, d.recvbuff, d.count, d.type);
+    case OpKind::kBroadcast: return issue(rn->BroadcastConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.root);
+    case OpKind::kReduce: return issue(rn->ReduceConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.op, d.root);
+    case OpKind::kGather: return issue(rn->GatherConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.root);
+    case OpKind::kScatter: return issue(rn->ScatterConfig, d.sendbuff, d.recvbuff, d.count, d.type, d.root);
+    default: return std::nullopt;  // no config variant (has_config_variant)
+  }
+}
+
+}  // namespace
+
 ncclResult_t issue_on_real(const Descriptor& d, ncclComm_t rc) {
   const char* fn = op_kind_name(d.kind);
   const RealNccl* rn = real_nccl();
+  if (d.coll != nullptr) {
+    if (std::optional<ncclResult_t> r = issue_config_on_real(d, rc)) return *r;
+  }
   switch (d.kind) {
     case OpKind::kAllReduce: return call_real(fn, rn->AllReduce, d.sendbuff, d.recvbuff, d.count, d.type, d.op, rc, d.stream);
     case OpKind::kAllGather: return call_real(fn, rn->AllGather, d.sendbuff, d.recvbuff, d.count, d.type, rc, d.stream);
@@ -93,6 +139,17 @@ ncclResult_t issue_on_real(const Descriptor& d, ncclComm_t rc) {
       return call_real(fn, rn->Scatter, d.sendbuff, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
     case OpKind::kSend: return call_real(fn, rn->Send, d.sendbuff, d.count, d.type, d.root, rc, d.stream);
     case OpKind::kRecv: return call_real(fn, rn->Recv, d.recvbuff, d.count, d.type, d.root, rc, d.stream);
+    case OpKind::kPutSignal:
+      return call_real(fn, rn->PutSignal, d.sendbuff, d.count, d.type, d.root, d.rma->peer_win, d.rma->peer_win_offset,
+                       d.rma->sig_idx, d.rma->ctx, d.rma->flags, rc, d.stream);
+    case OpKind::kSignal:
+      return call_real(fn, rn->Signal, d.root, d.rma->sig_idx, d.rma->ctx, d.rma->flags, rc, d.stream);
+    case OpKind::kWaitSignal: {
+      // The real NCCL takes a non-const array; it gets a copy, not the descriptor's.
+      std::vector<ncclWaitSignalDesc_t> waits = d.rma->waits;
+      return call_real(fn, rn->WaitSignal, static_cast<int>(waits.size()), waits.empty() ? nullptr : waits.data(),
+                       rc, d.stream);
+    }
     case OpKind::kAllGatherV:
     case OpKind::kReduceScatterV:
     case OpKind::kAllToAllV:

@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <optional>
+#include <string>
 
+#include "coll_config.h"
 #include "comm.h"
 #include "device_scope.h"
 #include "errors.h"
@@ -68,6 +70,10 @@ ncclResult_t issue_native(const Descriptor& d) {
   // One thread may drive several GPUs' communicators inside a group (nccl-tests -g N): the
   // kernel must go to the communicator's device, whose stream the caller passed.
   DeviceScope device(d.comm->cuda_device);
+  if (d.coll != nullptr) {
+    const std::string fn = std::string(op_kind_name(d.kind)) + "Config";
+    if (ncclResult_t r = apply_coll_config(fn.c_str(), *d.coll, d.stream); r != ncclSuccess) return r;
+  }
   const launch::Call call = to_call(d);
   return launch_result(op_kind_name(d.kind), launch::launch(state->handle(), state->control(), state->policy(), call));
 }

@@ -22,7 +22,10 @@ launch::Collective collective_of(OpKind k) {
     case OpKind::kReduceScatterV: return Collective::reduce_scatter_v;
     case OpKind::kAllToAllV: return Collective::all_to_all_v;
     case OpKind::kSend:
-    case OpKind::kRecv: break;  // never native (runs_native)
+    case OpKind::kRecv:
+    case OpKind::kPutSignal:
+    case OpKind::kSignal:
+    case OpKind::kWaitSignal: break;  // never native (runs_native)
   }
   return Collective::all_reduce;
 }

@@ -81,108 +81,33 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string version_text(int v) {
-  // NCCL_VERSION(): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 on.
-  int major = v >= 10000 ? v / 10000 : v / 1000;
-  int minor = v >= 10000 ? (v % 10000) / 100 : (v % 1000) / 100;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
-}
-
-// Binds RealNccl's members; counts them so that a member left out of bind_all() is an
-// internal error rather than a silently null pointer.
+// Binds every entry point of the list; a missing required one makes the library unusable.
 class Binder {
  public:
   explicit Binder(void* handle) : handle_(handle) {}
 
   template <class Fn>
-  void required(const char* name, Fn& slot) {
-    if (!bind(name, slot)) append(&missing_required_, name);
-  }
-  template <class Fn>
-  void optional(const char* name, Fn& slot) {
-    if (!bind(name, slot)) append(&missing_optional_, name);
+  void operator()(const RealNcclEntryInfo& info, Fn& slot) {
+    std::string symbol = std::string("pnccl") + info.name;
+    void* p = dlsym(handle_, symbol.c_str());
+    if (p == nullptr) p = dlsym(handle_, symbol.c_str() + 1);  // "nccl..."
+    slot = reinterpret_cast<Fn>(p);
+    if (p == nullptr) append(info.since < kOptionalFrom ? &missing_required_ : &missing_optional_, info.name);
   }
 
-  int seen() const { return seen_; }
   const std::string& missing_required() const { return missing_required_; }
   const std::string& missing_optional() const { return missing_optional_; }
 
  private:
-  template <class Fn>
-  bool bind(const char* name, Fn& slot) {
-    ++seen_;
-    std::string symbol = std::string("pnccl") + name;
-    void* p = dlsym(handle_, symbol.c_str());
-    if (p == nullptr) p = dlsym(handle_, symbol.c_str() + 1);  // "nccl..."
-    slot = reinterpret_cast<Fn>(p);
-    return p != nullptr;
-  }
   static void append(std::string* list, const char* name) {
     if (!list->empty()) *list += ", ";
     *list += std::string("nccl") + name;
   }
 
   void* handle_;
-  int seen_ = 0;
   std::string missing_required_;
   std::string missing_optional_;
 };
-
-// Required: present in every NCCL since 2.19. Optional: added later (2.22-2.28).
-void bind_all(Binder& b, RealNccl& r) {
-  b.required("GetVersion", r.GetVersion);
-  b.required("GetUniqueId", r.GetUniqueId);
-  b.required("GetErrorString", r.GetErrorString);
-  b.required("GetLastError", r.GetLastError);
-  b.optional("ResetDebugInit", r.ResetDebugInit);
-  b.required("CommInitRank", r.CommInitRank);
-  b.required("CommInitRankConfig", r.CommInitRankConfig);
-  b.optional("CommInitRankScalable", r.CommInitRankScalable);
-  b.required("CommInitAll", r.CommInitAll);
-  b.required("CommSplit", r.CommSplit);
-  b.optional("CommShrink", r.CommShrink);
-  b.required("CommFinalize", r.CommFinalize);
-  b.required("CommDestroy", r.CommDestroy);
-  b.required("CommAbort", r.CommAbort);
-  b.optional("CommRevoke", r.CommRevoke);
-  b.required("CommGetAsyncError", r.CommGetAsyncError);
-  b.required("CommCount", r.CommCount);
-  b.required("CommCuDevice", r.CommCuDevice);
-  b.required("CommUserRank", r.CommUserRank);
-  b.required("MemAlloc", r.MemAlloc);
-  b.required("MemFree", r.MemFree);
-  b.required("CommRegister", r.CommRegister);
-  b.required("CommDeregister", r.CommDeregister);
-  b.optional("CommWindowRegister", r.CommWindowRegister);
-  b.optional("CommWindowDeregister", r.CommWindowDeregister);
-  b.required("RedOpCreatePreMulSum", r.RedOpCreatePreMulSum);
-  b.required("RedOpDestroy", r.RedOpDestroy);
-  b.required("AllReduce", r.AllReduce);
-  b.required("AllGather", r.AllGather);
-  b.required("ReduceScatter", r.ReduceScatter);
-  b.optional("AlltoAll", r.AlltoAll);
-  b.required("Broadcast", r.Broadcast);
-  b.required("Bcast", r.Bcast);
-  b.required("Reduce", r.Reduce);
-  b.optional("Gather", r.Gather);
-  b.optional("Scatter", r.Scatter);
-  b.required("Send", r.Send);
-  b.required("Recv", r.Recv);
-  b.required("GroupStart", r.GroupStart);
-  b.required("GroupEnd", r.GroupEnd);
-  b.optional("GroupSimulateEnd", r.GroupSimulateEnd);
-  b.optional("DevCommCreate", r.DevCommCreate);
-  b.optional("DevCommDestroy", r.DevCommDestroy);
-  b.optional("TeamWorld", r.TeamWorld);
-  b.optional("TeamLsa", r.TeamLsa);
-  b.optional("TeamRail", r.TeamRail);
-  b.optional("TeamRankToWorld", r.TeamRankToWorld);
-  b.optional("TeamRankToLsa", r.TeamRankToLsa);
-  b.optional("LsaBarrierCreateRequirement", r.LsaBarrierCreateRequirement);
-  b.optional("GinBarrierCreateRequirement", r.GinBarrierCreateRequirement);
-  b.optional("LLA2ACalcSlots", r.LLA2ACalcSlots);
-  b.optional("LLA2ACreateRequirement", r.LLA2ACreateRequirement);
-}
 
 // One pass over the candidates: remembers what it refused, so that a failed search can
 // say why, and which files it already tried (one file is often reachable by several
@@ -221,11 +146,7 @@ class Search {
     lib->path = resolved;
     lib->handle = handle;
     Binder binder(handle);
-    bind_all(binder, *lib);
-    if (binder.seen() != kRealNcclEntryPoints) {
-      refuse(resolved, origin, "internal error: entry point table is incomplete");
-      return nullptr;
-    }
+    for_each_entry(*lib, binder);
     if (!binder.missing_required().empty()) {
       refuse(resolved, origin, "lacks " + binder.missing_required());
       return nullptr;
@@ -377,6 +298,20 @@ const Loaded& loaded_once() noexcept {
 }
 
 }  // namespace
+
+std::string version_text(int v) {
+  // NCCL_VERSION(): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 on.
+  int major = v >= 10000 ? v / 10000 : v / 1000;
+  int minor = v >= 10000 ? (v % 10000) / 100 : (v % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
+const RealNcclEntryInfo* entry_info(const char* name) {
+  if (std::strncmp(name, "nccl", 4) == 0) name += 4;
+  for (const RealNcclEntryInfo& info : kRealNcclEntryInfo)
+    if (std::strcmp(info.name, name) == 0) return &info;
+  return nullptr;
+}
 
 const RealNccl* real_nccl() noexcept { return loaded_once().lib.get(); }
 

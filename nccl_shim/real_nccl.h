@@ -17,93 +17,32 @@
 #include <memory>
 #include <string>
 
-#include "nccl_device_api.h"
+#include "real_nccl_entries.h"
 
 namespace purlin::shim {
 
-// One typed pointer per NCCL 2.28 entry point, named after the function without its
-// prefix, bound to the library's `pnccl` symbol (its `nccl` symbol when a build lacks
-// profiling aliases), so calls reach the real implementation even if a profiler
-// interposes the `nccl` names.
+// The real library: one typed pointer per NCCL entry point (RealNcclEntries, generated from
+// nccl_shim/nccl-2.32.3.symbols), named after the function without its prefix, bound to the
+// library's `pnccl` symbol (its `nccl` symbol when a build lacks profiling aliases), so calls
+// reach the real implementation even if a profiler interposes the `nccl` names.
 //
 // The entry points every NCCL since 2.19 has are required: a library lacking one is not
-// used. The rest (marked "may be null") appeared later and stay null when the loaded
-// library predates them; callers must check before calling.
-struct RealNccl {
+// used. The rest appeared later and stay null when the loaded library predates them;
+// callers go through call_real (forward.h), which turns a null one into ncclInvalidUsage.
+struct RealNccl : RealNcclEntries {
   std::string path;  // absolute path it was loaded from
   int version = 0;   // from its ncclGetVersion, e.g. 22809
   void* handle = nullptr;  // dlopen handle; never closed (RTLD_NODELETE)
-
-  // Version, ids, errors.
-  decltype(&pncclGetVersion) GetVersion = nullptr;
-  decltype(&pncclGetUniqueId) GetUniqueId = nullptr;
-  decltype(&pncclGetErrorString) GetErrorString = nullptr;
-  decltype(&pncclGetLastError) GetLastError = nullptr;
-  // pncclResetDebugInit is declared deprecated in nccl.h; naming it would warn.
-  void (*ResetDebugInit)() = nullptr;  // may be null
-
-  // Communicator lifetime.
-  decltype(&pncclCommInitRank) CommInitRank = nullptr;
-  decltype(&pncclCommInitRankConfig) CommInitRankConfig = nullptr;
-  decltype(&pncclCommInitRankScalable) CommInitRankScalable = nullptr;  // may be null
-  decltype(&pncclCommInitAll) CommInitAll = nullptr;
-  decltype(&pncclCommSplit) CommSplit = nullptr;
-  decltype(&pncclCommShrink) CommShrink = nullptr;  // may be null
-  decltype(&pncclCommFinalize) CommFinalize = nullptr;
-  decltype(&pncclCommDestroy) CommDestroy = nullptr;
-  decltype(&pncclCommAbort) CommAbort = nullptr;
-  decltype(&pncclCommRevoke) CommRevoke = nullptr;  // may be null
-  decltype(&pncclCommGetAsyncError) CommGetAsyncError = nullptr;
-  decltype(&pncclCommCount) CommCount = nullptr;
-  decltype(&pncclCommCuDevice) CommCuDevice = nullptr;
-  decltype(&pncclCommUserRank) CommUserRank = nullptr;
-
-  // Memory and registration.
-  decltype(&pncclMemAlloc) MemAlloc = nullptr;
-  decltype(&pncclMemFree) MemFree = nullptr;
-  decltype(&pncclCommRegister) CommRegister = nullptr;
-  decltype(&pncclCommDeregister) CommDeregister = nullptr;
-  decltype(&pncclCommWindowRegister) CommWindowRegister = nullptr;      // may be null
-  decltype(&pncclCommWindowDeregister) CommWindowDeregister = nullptr;  // may be null
-
-  // Reduction operators.
-  decltype(&pncclRedOpCreatePreMulSum) RedOpCreatePreMulSum = nullptr;
-  decltype(&pncclRedOpDestroy) RedOpDestroy = nullptr;
-
-  // Collectives and point-to-point.
-  decltype(&pncclAllReduce) AllReduce = nullptr;
-  decltype(&pncclAllGather) AllGather = nullptr;
-  decltype(&pncclReduceScatter) ReduceScatter = nullptr;
-  decltype(&pncclAlltoAll) AlltoAll = nullptr;  // may be null
-  decltype(&pncclBroadcast) Broadcast = nullptr;
-  decltype(&pncclBcast) Bcast = nullptr;
-  decltype(&pncclReduce) Reduce = nullptr;
-  decltype(&pncclGather) Gather = nullptr;    // may be null
-  decltype(&pncclScatter) Scatter = nullptr;  // may be null
-  decltype(&pncclSend) Send = nullptr;
-  decltype(&pncclRecv) Recv = nullptr;
-
-  // Groups.
-  decltype(&pncclGroupStart) GroupStart = nullptr;
-  decltype(&pncclGroupEnd) GroupEnd = nullptr;
-  decltype(&pncclGroupSimulateEnd) GroupSimulateEnd = nullptr;  // may be null
-
-  // Device API, host side (NCCL 2.28); all may be null.
-  decltype(&pncclDevCommCreate) DevCommCreate = nullptr;
-  decltype(&pncclDevCommDestroy) DevCommDestroy = nullptr;
-  decltype(&pncclTeamWorld) TeamWorld = nullptr;
-  decltype(&pncclTeamLsa) TeamLsa = nullptr;
-  decltype(&pncclTeamRail) TeamRail = nullptr;
-  decltype(&pncclTeamRankToWorld) TeamRankToWorld = nullptr;
-  decltype(&pncclTeamRankToLsa) TeamRankToLsa = nullptr;
-  decltype(&pncclLsaBarrierCreateRequirement) LsaBarrierCreateRequirement = nullptr;
-  decltype(&pncclGinBarrierCreateRequirement) GinBarrierCreateRequirement = nullptr;
-  decltype(&pncclLLA2ACalcSlots) LLA2ACalcSlots = nullptr;
-  decltype(&pncclLLA2ACreateRequirement) LLA2ACreateRequirement = nullptr;
 };
 
-// The NCCL entry points RealNccl binds (52, as NCCL 2.28 exports).
-inline constexpr int kRealNcclEntryPoints = 52;
+// A real NCCL must have every entry point older than this; later ones may be missing.
+inline constexpr int kOptionalFrom = NCCL_VERSION(2, 20, 0);
+
+// The entry point's list data ("CommSuspend" or "ncclCommSuspend"); nullptr if unknown.
+const RealNcclEntryInfo* entry_info(const char* name);
+
+// "2.29.7" for 22907.
+std::string version_text(int code);
 
 // Loaded once, thread-safe, on the first call; nullptr when no usable real NCCL exists,
 // after one WARN line saying how to name one (PURLIN_NCCL_LIBRARY=/path/libnccl.so.2).

@@ -2,6 +2,7 @@
 
 #include "base/env.h"
 #include "checks.h"
+#include "coll_config.h"
 #include "comm.h"
 #include "errors.h"
 #include "forward.h"
@@ -18,7 +19,9 @@ Route comm_route(const ncclComm* c, std::string* reason) {
 
 ncclResult_t enqueue(const Descriptor& d) {
   if (ncclResult_t r = check_descriptor(d); r != ncclSuccess) return r;
-  const bool native = d.comm->native != nullptr && runs_native(d.kind);
+  // A config that only the real NCCL can serve takes the call there (coll_config.h).
+  const bool native = d.comm->native != nullptr && runs_native(d.kind) &&
+                      !(d.coll != nullptr && needs_real_config_call(*d.coll));
   if (!native && is_v(d.kind))
     return fail(ncclInvalidUsage, op_kind_name(d.kind),
                 "%s needs a native communicator (all ranks on one host, a GPU each, PURLIN_NATIVE unset or 1); "
@@ -38,6 +41,13 @@ ncclResult_t enqueue(const Descriptor& d) {
     return ncclSuccess;
   }
   return issue_native(nd);
+}
+
+ncclResult_t submit(const Descriptor& d) {
+  return guarded(op_kind_name(d.kind), [&] {
+    if (ncclComm_t rc = passthrough(d.comm); rc != nullptr) return issue_on_real(d, rc);
+    return enqueue(d);
+  });
 }
 
 }  // namespace purlin::shim

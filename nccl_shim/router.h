@@ -16,6 +16,11 @@ namespace purlin::shim {
 
 ncclResult_t enqueue(const Descriptor& d);
 
+// An entry point's whole path: a handle of the real NCCL coming back through Purlin's
+// symbols goes straight back to it (comm.h: passthrough); everything else is enqueued.
+// No exception crosses it.
+ncclResult_t submit(const Descriptor& d);
+
 // The communicator-wide routing decision (route.h) for c's peers and PURLIN_NATIVE, with
 // its reason, taken once at init.
 Route comm_route(const ncclComm* c, std::string* reason);

@@ -1,5 +1,5 @@
 /*
- * Purlin's own entry points, exported by Purlin's libnccl.so.2 next to the NCCL 2.28 ABI.
+ * Purlin's own entry points, exported by Purlin's libnccl.so.2 next to the NCCL 2.32 ABI.
  *
  * They run on a communicator created through the NCCL API (ncclCommInitRank and friends) and
  * follow NCCL's conventions: counts in elements of `datatype`, enqueued on `stream`, legal

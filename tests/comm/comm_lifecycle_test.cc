@@ -1,6 +1,6 @@
 // Communicator creation without any GPU or real NCCL: Purlin's own bootstrap forms the
 // group. Covers the nccl-tests pattern (one thread creating every rank inside a group),
-// threads, ncclCommInitAll, nonblocking init, split and shrink.
+// threads, ncclCommInitAll, nonblocking init, split, shrink and grow.
 #include <gtest/gtest.h>
 #include <nccl.h>
 
@@ -169,6 +169,50 @@ TEST(CommLifecycle, ShrinkExcludesRanks) {
     EXPECT_EQ(rank, expect_rank[r]);
   }
   destroy_all(children);
+  destroy_all(parents);
+}
+
+// Two ranks grow to four: the root (rank 1 here) takes the id from ncclCommGetUniqueId and
+// hands it to the new ranks; the other existing rank passes NULL. Existing ranks keep their
+// ranks, the new ones take those they were given.
+TEST(CommLifecycle, GrowAddsRanks) {
+  constexpr int n = 2, grown = 4;
+  std::vector<ncclComm_t> parents(n, nullptr), children(grown, nullptr);
+  ASSERT_EQ(ncclCommInitAll(parents.data(), n, std::vector<int>(n, 0).data()), ncclSuccess);
+  ncclUniqueId id;
+  ASSERT_EQ(ncclCommGetUniqueId(parents[1], &id), ncclSuccess);
+  std::vector<ncclResult_t> res(grown, ncclInternalError);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { res[0] = ncclCommGrow(parents[0], grown, nullptr, -1, &children[0], nullptr); });
+  threads.emplace_back([&] { res[1] = ncclCommGrow(parents[1], grown, &id, -1, &children[1], nullptr); });
+  for (int r = n; r < grown; ++r)
+    threads.emplace_back([&, r] { res[r] = ncclCommGrow(nullptr, grown, &id, r, &children[r], nullptr); });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < grown; ++r) ASSERT_EQ(res[r], ncclSuccess) << "rank " << r;
+  expect_identity(children);
+  destroy_all(children);
+  destroy_all(parents);
+}
+
+// Exactly one existing rank is the root; every existing rank learns that alike and fails.
+TEST(CommLifecycle, GrowWithoutARootFailsOnEveryExistingRank) {
+  constexpr int n = 2;
+  std::vector<ncclComm_t> parents(n, nullptr), children(n, nullptr);
+  ASSERT_EQ(ncclCommInitAll(parents.data(), n, std::vector<int>(n, 0).data()), ncclSuccess);
+  std::vector<ncclResult_t> res(n, ncclSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] { res[r] = ncclCommGrow(parents[r], 3, nullptr, -1, &children[r], nullptr); });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(res[r], ncclInvalidUsage) << "rank " << r;
+    EXPECT_EQ(children[r], nullptr);
+  }
+  // Arguments a rank can check alone fail at once.
+  ncclComm_t child = nullptr;
+  EXPECT_EQ(ncclCommGrow(parents[0], n, nullptr, -1, &child, nullptr), ncclInvalidArgument) << "no growth";
+  EXPECT_EQ(ncclCommGrow(parents[0], 3, nullptr, 0, &child, nullptr), ncclInvalidArgument) << "existing rank with a rank";
+  EXPECT_EQ(ncclCommGrow(nullptr, 3, nullptr, 2, &child, nullptr), ncclInvalidArgument) << "new rank without the id";
   destroy_all(parents);
 }
 

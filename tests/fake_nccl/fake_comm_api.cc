@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fake_nccl.h"
+#include "nccl_api.h"  // ncclResetDebugInit as a function
 #include "recorder.h"
 
 using fake_nccl::Call;
@@ -17,6 +18,13 @@ ncclComm_t* out_comm_or_null(ncclComm_t* out) {
   return out;
 }
 
+// FAKE_NCCL_ONLY_228: the build without the newer entry points (CMakeLists.txt).
+#ifdef FAKE_NCCL_ONLY_228
+constexpr int kVersion = FAKE_NCCL_228_VERSION;
+#else
+constexpr int kVersion = FAKE_NCCL_VERSION;
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -24,7 +32,7 @@ extern "C" {
 ncclResult_t pncclGetVersion(int* version) {
   Call c("GetVersion");
   c.ptr("version", version);
-  if (c.ok() && version != nullptr) *version = FAKE_NCCL_VERSION;
+  if (c.ok() && version != nullptr) *version = kVersion;
   return c.commit();
 }
 

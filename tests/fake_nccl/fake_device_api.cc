@@ -1,30 +1,13 @@
-// The fake's device-API host functions (NCCL 2.28). Outputs follow the documented meaning
+// The fake's device-API host functions of NCCL 2.28. Outputs follow the documented meaning
 // loosely and carry distinctive values, so a test can tell that they came from here.
 #include <cstring>
 #include <string>
 
-#include "nccl_device_api.h"
-#include "recorder.h"
+#include "device_log.h"
 
 using fake_nccl::Call;
-
-namespace {
-
-void team(Call& c, const char* key, ncclTeam_t t) {
-  std::string k = key;
-  c.num((k + ".nRanks").c_str(), t.nRanks).num((k + ".rank").c_str(), t.rank);
-  c.num((k + ".stride").c_str(), t.stride);
-}
-
-// Marks an output requirement so that its origin is recognizable.
-void fill_requirement(ncclDevResourceRequirements_t* req, size_t bytes, int signals) {
-  std::memset(req, 0, sizeof(*req));
-  req->bufferSize = bytes;
-  req->bufferAlign = 4096;
-  req->ginSignalCount = signals;
-}
-
-}  // namespace
+using fake_nccl::fill_requirement;
+using fake_nccl::log_team;
 
 extern "C" {
 
@@ -85,7 +68,7 @@ ncclTeam_t pncclTeamRail(ncclComm_t comm) {
 int pncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t t, int rank) {
   Call c("TeamRankToWorld");
   c.comm("comm", comm);
-  team(c, "team", t);
+  log_team(c, "team", t);
   c.num("rank", rank).commit();
   return 1000 + 100 * t.rank + rank;
 }
@@ -93,7 +76,7 @@ int pncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t t, int rank) {
 int pncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t t, int rank) {
   Call c("TeamRankToLsa");
   c.comm("comm", comm);
-  team(c, "team", t);
+  log_team(c, "team", t);
   c.num("rank", rank).commit();
   return 2000 + 100 * t.rank + rank;
 }
@@ -101,7 +84,7 @@ int pncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t t, int rank) {
 ncclResult_t pncclLsaBarrierCreateRequirement(ncclTeam_t t, int nBarriers, ncclLsaBarrierHandle_t* outHandle,
                                               ncclDevResourceRequirements_t* outReq) {
   Call c("LsaBarrierCreateRequirement");
-  team(c, "team", t);
+  log_team(c, "team", t);
   c.num("nBarriers", nBarriers).ptr("outHandle", outHandle).ptr("outReq", outReq);
   if (c.ok() && outHandle != nullptr && outReq != nullptr) {
     fill_requirement(outReq, 111 * static_cast<size_t>(nBarriers), 0);
@@ -115,7 +98,7 @@ ncclResult_t pncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t t, int
                                               ncclDevResourceRequirements_t* outReq) {
   Call c("GinBarrierCreateRequirement");
   c.comm("comm", comm);
-  team(c, "team", t);
+  log_team(c, "team", t);
   c.num("nBarriers", nBarriers).ptr("outHandle", outHandle).ptr("outReq", outReq);
   if (c.ok() && outHandle != nullptr && outReq != nullptr) {
     fill_requirement(outReq, 222 * static_cast<size_t>(nBarriers), nBarriers);

@@ -21,8 +21,11 @@
 extern "C" {
 #endif
 
-// The version ncclGetVersion reports: distinct from every real NCCL release.
-#define FAKE_NCCL_VERSION 22899
+// The version ncclGetVersion reports: distinct from every real NCCL release. Two builds of
+// the fake exist: libfake_nccl.so has every entry point of NCCL 2.32.3, libfake_nccl_228.so
+// only those of NCCL 2.28 (a real NCCL older than the functions Purlin exports).
+#define FAKE_NCCL_VERSION 23299
+#define FAKE_NCCL_228_VERSION 22899
 
 // Number of calls logged since the last reset.
 int fake_nccl_call_count(void);

@@ -59,6 +59,13 @@ std::string encode(const char* s) {
   return out;
 }
 
+// A field of a versioned struct exists when it lies within the struct's own size: one from an
+// older header is shorter.
+template <class T>
+bool within(const T* c, const void* field, size_t size) {
+  return static_cast<size_t>(static_cast<const char*>(field) - reinterpret_cast<const char*>(c)) + size <= c->size;
+}
+
 }  // namespace
 
 Call::Call(const char* name) : line_(name), result_(configured_result(name)) {}
@@ -97,18 +104,21 @@ Call& Call::comm(const char* key, ncclComm_t value) {
   return *this;
 }
 
-Call& Call::config(const char* key, const ncclConfig_t* c) {
+template <class T>
+bool Call::versioned(const char* key, const T* c) {
   ptr(key, c);
-  if (c == nullptr) return *this;
-  // A config from an older header is shorter: only fields within c->size exist.
-  auto present = [c](const void* field, size_t size) {
-    return static_cast<size_t>(static_cast<const char*>(field) - reinterpret_cast<const char*>(c)) +
-               size <= c->size;
-  };
+  if (c == nullptr) return false;
   std::string k = std::string(key) + ".";
   num((k + "size").c_str(), static_cast<long long>(c->size));
   num((k + "magic").c_str(), c->magic);
   num((k + "version").c_str(), c->version);
+  return true;
+}
+
+Call& Call::config(const char* key, const ncclConfig_t* c) {
+  if (!versioned(key, c)) return *this;
+  auto present = [c](const void* field, size_t size) { return within(c, field, size); };
+  std::string k = std::string(key) + ".";
   static constexpr std::pair<const char*, int ncclConfig_t::*> kInts[] = {
       {"blocking", &ncclConfig_t::blocking},       {"cgaClusterSize", &ncclConfig_t::cgaClusterSize},
       {"minCTAs", &ncclConfig_t::minCTAs},         {"maxCTAs", &ncclConfig_t::maxCTAs},
@@ -126,6 +136,27 @@ Call& Call::config(const char* key, const ncclConfig_t* c) {
   for (const auto& [name, member] : kStrings) {
     if (present(&(c->*member), sizeof(const char*))) str((k + name).c_str(), c->*member);
   }
+  return *this;
+}
+
+Call& Call::coll_config(const char* key, const ncclCollConfig_t* c) {
+  if (!versioned(key, c)) return *this;
+  auto present = [c](const void* field, size_t size) { return within(c, field, size); };
+  std::string k = std::string(key) + ".";
+  static constexpr std::pair<const char*, int ncclCollConfig_t::*> kInts[] = {
+      {"minCTAs", &ncclCollConfig_t::minCTAs},     {"maxCTAs", &ncclCollConfig_t::maxCTAs},
+      {"nvlsCTAs", &ncclCollConfig_t::nvlsCTAs},   {"cgaClusterSize", &ncclCollConfig_t::cgaClusterSize},
+      {"forceAlgSelection", &ncclCollConfig_t::forceAlgSelection}, {"CTAPolicy", &ncclCollConfig_t::CTAPolicy},
+  };
+  for (const auto& [name, member] : kInts) {
+    if (present(&(c->*member), sizeof(int))) num((k + name).c_str(), c->*member);
+  }
+  if (present(&c->ext, sizeof(c->ext))) ptr((k + "ext").c_str(), c->ext);
+  if (present(&c->algSelection, sizeof(c->algSelection))) str((k + "algSelection").c_str(), c->algSelection);
+  if (present(&c->userProfilerTag, sizeof(c->userProfilerTag)))
+    num((k + "userProfilerTag").c_str(), static_cast<long long>(c->userProfilerTag));
+  if (present(&c->launchCompletionEvent, sizeof(c->launchCompletionEvent)))
+    ptr((k + "launchCompletionEvent").c_str(), c->launchCompletionEvent);
   return *this;
 }
 

@@ -33,6 +33,8 @@ class Call {
   Call& comm(const char* key, ncclComm_t value);
   // The fields of a config, those within config->size only; "null" when absent.
   Call& config(const char* key, const ncclConfig_t* value);
+  // The same for a per-collective config (the ncclXConfig collectives).
+  Call& coll_config(const char* key, const ncclCollConfig_t* value);
 
   // The result this call will return (see fake_nccl.h), fixed at construction.
   ncclResult_t result() const { return result_; }
@@ -42,6 +44,10 @@ class Call {
   ncclResult_t commit();
 
  private:
+  // Logs the pointer and, when it is not null, the size, magic and version fields.
+  template <class T>
+  bool versioned(const char* key, const T* c);
+
   std::string line_;
   ncclResult_t result_;
 };

@@ -1,12 +1,14 @@
 #!/bin/sh
-# Purlin's libnccl.so.2 must export exactly what the reference (NCCL 2.28.9) exports, with
-# the same binding (ncclX weak "W", pncclX "T"), plus Purlin's own entry points: the
-# purlinX functions declared in include/purlin/purlin.h, strong ("T"), and nothing else.
-# It must carry the SONAME libnccl.so.2.
-# Usage: check_abi.sh NM READELF BUILT REFERENCE PURLIN_H. Exit 77 (SKIPPED) without a
-# reference, after checking what can be checked without one (Purlin's names, SONAME).
+# Purlin's libnccl.so.2 must export exactly NCCL 2.32.3's dynamic symbols, with the same
+# binding (ncclX weak "W", pncclX and ncclResetDebugInitInternal "T"), as the committed list
+# nccl_shim/nccl-2.32.3.symbols records them; plus Purlin's own entry points, the purlinX
+# functions declared in include/purlin/purlin.h, strong ("T"), and nothing else. It must
+# carry the SONAME libnccl.so.2. No reference library is needed: the list is the reference.
+# Given one (REFERENCE, optional: a real libnccl.so.2 of NCCL 2.32.3), the list is also held
+# to it, which is how the list is checked when NCCL moves.
+# Usage: check_abi.sh NM READELF BUILT SYMBOLS PURLIN_H [REFERENCE]
 set -u
-nm=$1 readelf=$2 built=$3 reference=$4 header=$5
+nm=$1 readelf=$2 built=$3 list=$4 header=$5 reference=${6:-}
 
 # "<binding> <name>" per defined dynamic symbol; addresses differ and are dropped.
 symbols() { "$nm" -D --defined-only "$1" | awk '{ print $2, $3 }' | LC_ALL=C sort; }
@@ -15,6 +17,18 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 status=0
 
+# The list's first two columns; comments and blank lines are not symbols.
+awk '!/^#/ && NF { print $1, $2 }' "$list" | LC_ALL=C sort > "$tmp/nccl"
+count=$(wc -l < "$tmp/nccl")
+if [ "$count" -ne 193 ]; then
+  echo "FAIL: $list lists $count symbols; NCCL 2.32.3 exports 193"
+  status=1
+fi
+if grep -q ' purlin' "$tmp/nccl"; then
+  echo "FAIL: $list lists purlinX names; they belong to $header"
+  status=1
+fi
+
 # Purlin's own names: every function the public header declares.
 grep -o '\bpurlin[A-Za-z0-9_]*[[:space:]]*(' "$header" | sed 's/[[:space:]]*($//' | LC_ALL=C sort -u \
   | sed 's/^/T /' > "$tmp/purlin"
@@ -22,11 +36,12 @@ if [ ! -s "$tmp/purlin" ]; then
   echo "FAIL: no purlinX function declared in $header"
   status=1
 fi
+
 symbols "$built" > "$tmp/built"
-grep ' purlin' "$tmp/built" > "$tmp/built_purlin"
-if ! diff -u "$tmp/purlin" "$tmp/built_purlin" > "$tmp/diff_purlin"; then
-  echo "FAIL: Purlin's own exports of $built differ from $header ('-' header only, '+' library only):"
-  cat "$tmp/diff_purlin"
+LC_ALL=C sort "$tmp/nccl" "$tmp/purlin" > "$tmp/expected"
+if ! diff -u "$tmp/expected" "$tmp/built" > "$tmp/diff"; then
+  echo "FAIL: dynamic symbols of $built differ from $list plus $header ('-' expected only, '+' Purlin only):"
+  cat "$tmp/diff"
   status=1
 fi
 soname=$("$readelf" -d "$built" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
@@ -35,30 +50,15 @@ if [ "$soname" != "libnccl.so.2" ]; then
   status=1
 fi
 
-if [ -z "$reference" ] || [ ! -r "$reference" ]; then
-  [ $status -ne 0 ] && exit $status
-  echo "SKIPPED: no reference libnccl.so.2 (configure found none in the CUDA toolkit;" \
-       "configure with -DPURLIN_REFERENCE_NCCL=/path/to/nccl-2.28.9/libnccl.so.2)"
-  exit 77
+if [ -n "$reference" ]; then
+  symbols "$reference" > "$tmp/reference"
+  if ! diff -u "$tmp/nccl" "$tmp/reference" > "$tmp/diff_reference"; then
+    echo "FAIL: $list differs from the reference $reference ('-' list only, '+' reference only):"
+    cat "$tmp/diff_reference"
+    status=1
+  fi
 fi
 
-symbols "$reference" > "$tmp/reference"
-if [ "$(wc -l < "$tmp/reference")" -lt 105 ]; then
-  echo "FAIL: the reference $reference exports only $(wc -l < "$tmp/reference") symbols; is it NCCL 2.28.9?"
-  status=1
-fi
-if grep -q ' purlin' "$tmp/reference"; then
-  echo "FAIL: the reference $reference exports purlinX names; is it Purlin's own library?"
-  status=1
-fi
-# Expected: the reference's symbols and Purlin's, nothing more, nothing less.
-LC_ALL=C sort "$tmp/reference" "$tmp/purlin" > "$tmp/expected"
-if ! diff -u "$tmp/expected" "$tmp/built" > "$tmp/diff"; then
-  echo "FAIL: dynamic symbols of $built differ from $reference plus $header" \
-       "('-' expected only, '+' Purlin only):"
-  cat "$tmp/diff"
-  status=1
-fi
-[ $status -eq 0 ] && echo "PASS: $(wc -l < "$tmp/reference") NCCL symbols equal to the reference $reference," \
+[ $status -eq 0 ] && echo "PASS: $count NCCL symbols equal to $list${reference:+ and $reference}," \
                           "$(wc -l < "$tmp/purlin") purlinX symbols equal to $header, SONAME libnccl.so.2"
 exit $status

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "fake_nccl.h"
 #include "fake_nccl_client.h"
 
 namespace forwarding {
@@ -38,7 +39,7 @@ class Forwarding : public ::testing::Test {
   void SetUp() override {
     int version = 0;
     ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);  // loads the real (fake) NCCL
-    ASSERT_EQ(version, 22899) << "Purlin did not load the fake NCCL; is PURLIN_NCCL_LIBRARY set?";
+    ASSERT_EQ(version, expected_version()) << "Purlin did not load the fake NCCL; is PURLIN_NCCL_LIBRARY set?";
     fake_ = fake_nccl::Client(FAKE_NCCL_PATH);
     ASSERT_TRUE(fake_.loaded()) << FAKE_NCCL_PATH << " is not loaded in this process";
     fake_.reset();
@@ -51,6 +52,9 @@ class Forwarding : public ::testing::Test {
       EXPECT_EQ(ncclCommDestroy(comm_), ncclSuccess);
     }
   }
+
+  // The build of the fake the test runs against (fake_nccl.h).
+  virtual int expected_version() const { return FAKE_NCCL_VERSION; }
 
   std::vector<LoggedCall> calls() const { return fake_.calls(); }
 

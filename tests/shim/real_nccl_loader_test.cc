@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_nccl.h"
 #include "fake_nccl_client.h"
 #include "purlin_elf_note.h"
 
@@ -22,45 +23,29 @@ std::string resolved(const char* path) {
   return realpath(path, buf) != nullptr ? std::string(buf) : std::string();
 }
 
-// Every RealNccl member with the entry point it must be bound to.
-std::vector<std::pair<std::string, void*>> entry_points(const RealNccl& r) {
-  auto p = [](auto f) { return reinterpret_cast<void*>(f); };
-  return {
-      {"GetVersion", p(r.GetVersion)}, {"GetUniqueId", p(r.GetUniqueId)},
-      {"GetErrorString", p(r.GetErrorString)}, {"GetLastError", p(r.GetLastError)},
-      {"ResetDebugInit", p(r.ResetDebugInit)}, {"CommInitRank", p(r.CommInitRank)},
-      {"CommInitRankConfig", p(r.CommInitRankConfig)}, {"CommInitRankScalable", p(r.CommInitRankScalable)},
-      {"CommInitAll", p(r.CommInitAll)}, {"CommSplit", p(r.CommSplit)}, {"CommShrink", p(r.CommShrink)},
-      {"CommFinalize", p(r.CommFinalize)}, {"CommDestroy", p(r.CommDestroy)}, {"CommAbort", p(r.CommAbort)},
-      {"CommRevoke", p(r.CommRevoke)}, {"CommGetAsyncError", p(r.CommGetAsyncError)},
-      {"CommCount", p(r.CommCount)}, {"CommCuDevice", p(r.CommCuDevice)}, {"CommUserRank", p(r.CommUserRank)},
-      {"MemAlloc", p(r.MemAlloc)}, {"MemFree", p(r.MemFree)}, {"CommRegister", p(r.CommRegister)},
-      {"CommDeregister", p(r.CommDeregister)}, {"CommWindowRegister", p(r.CommWindowRegister)},
-      {"CommWindowDeregister", p(r.CommWindowDeregister)}, {"RedOpCreatePreMulSum", p(r.RedOpCreatePreMulSum)},
-      {"RedOpDestroy", p(r.RedOpDestroy)}, {"AllReduce", p(r.AllReduce)}, {"AllGather", p(r.AllGather)},
-      {"ReduceScatter", p(r.ReduceScatter)}, {"AlltoAll", p(r.AlltoAll)}, {"Broadcast", p(r.Broadcast)},
-      {"Bcast", p(r.Bcast)}, {"Reduce", p(r.Reduce)}, {"Gather", p(r.Gather)}, {"Scatter", p(r.Scatter)},
-      {"Send", p(r.Send)}, {"Recv", p(r.Recv)}, {"GroupStart", p(r.GroupStart)}, {"GroupEnd", p(r.GroupEnd)},
-      {"GroupSimulateEnd", p(r.GroupSimulateEnd)}, {"DevCommCreate", p(r.DevCommCreate)},
-      {"DevCommDestroy", p(r.DevCommDestroy)}, {"TeamWorld", p(r.TeamWorld)}, {"TeamLsa", p(r.TeamLsa)},
-      {"TeamRail", p(r.TeamRail)}, {"TeamRankToWorld", p(r.TeamRankToWorld)},
-      {"TeamRankToLsa", p(r.TeamRankToLsa)}, {"LsaBarrierCreateRequirement", p(r.LsaBarrierCreateRequirement)},
-      {"GinBarrierCreateRequirement", p(r.GinBarrierCreateRequirement)},
-      {"LLA2ACalcSlots", p(r.LLA2ACalcSlots)}, {"LLA2ACreateRequirement", p(r.LLA2ACreateRequirement)},
-  };
-}
-
-// Each member points at the library's own pnccl<Name> (or its alias ncclX: same address).
-void expect_fully_bound(const RealNccl& r) {
-  auto entries = entry_points(r);
-  ASSERT_EQ(static_cast<int>(entries.size()), kRealNcclEntryPoints);
+// Each entry point the library exports is bound to its own pnccl<Name> (or its alias ncclX:
+// same address); one it lacks stays null, which only entry points newer than 2.19 may.
+void expect_bound_as_exported(const RealNccl& r) {
   void* handle = dlopen(r.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr) << r.path << " is not loaded";
-  for (const auto& [name, fn] : entries) {
-    EXPECT_NE(fn, nullptr) << name;
-    EXPECT_EQ(fn, dlsym(handle, ("pnccl" + name).c_str())) << name << " is bound to the wrong symbol";
-  }
+  int visited = 0;
+  for_each_entry(r, [&](const RealNcclEntryInfo& info, auto fn) {
+    ++visited;
+    const std::string name = info.name;
+    void* exported = dlsym(handle, ("pnccl" + name).c_str());
+    EXPECT_EQ(reinterpret_cast<void*>(fn), exported) << name << " is bound to the wrong symbol";
+    if (info.since < kOptionalFrom) {
+      EXPECT_NE(exported, nullptr) << name << " is required";
+    }
+  });
+  EXPECT_EQ(visited, kRealNcclEntryPoints);
   dlclose(handle);
+}
+
+// Bound to every entry point: the library has them all.
+void expect_fully_bound(const RealNccl& r) {
+  expect_bound_as_exported(r);
+  for_each_entry(r, [](const RealNcclEntryInfo& info, auto fn) { EXPECT_NE(fn, nullptr) << info.name; });
 }
 
 class LoaderTest : public ::testing::Test {
@@ -79,7 +64,7 @@ TEST_F(LoaderTest, ExplicitPathLoadsTheFake) {
   setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_PATH, 1);
   auto lib = search();
   ASSERT_NE(lib, nullptr) << describe_;
-  EXPECT_EQ(lib->version, 22899);
+  EXPECT_EQ(lib->version, FAKE_NCCL_VERSION);
   EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
   EXPECT_NE(describe_.find(lib->path), std::string::npos) << describe_;
   EXPECT_NE(describe_.find("PURLIN_NCCL_LIBRARY"), std::string::npos) << describe_;
@@ -116,7 +101,10 @@ TEST_F(LoaderTest, PartialLibraryIsRefusedNamingWhatItLacks) {
   setenv("PURLIN_NCCL_LIBRARY", PARTIAL_NCCL_PATH, 1);
   auto lib = search();
   EXPECT_EQ(lib, nullptr);
-  EXPECT_NE(describe_.find("lacks ncclGetUniqueId"), std::string::npos) << describe_;
+  // Every required entry point it lacks, in the list's order; the optional ones are no reason.
+  EXPECT_NE(describe_.find("lacks ncclAllGather, ncclAllReduce, "), std::string::npos) << describe_;
+  EXPECT_NE(describe_.find(", ncclGetUniqueId, "), std::string::npos) << describe_;
+  EXPECT_EQ(describe_.find("ncclCommSuspend"), std::string::npos) << describe_;
 }
 
 TEST_F(LoaderTest, SearchSkipsPurlinOnTheLibraryPathAndFindsTheFake) {
@@ -127,7 +115,7 @@ TEST_F(LoaderTest, SearchSkipsPurlinOnTheLibraryPathAndFindsTheFake) {
   auto lib = search();
   ASSERT_NE(lib, nullptr) << describe_;
   EXPECT_EQ(lib->path, resolved(FAKE_NCCL_PATH));
-  EXPECT_EQ(lib->version, 22899);
+  EXPECT_EQ(lib->version, FAKE_NCCL_VERSION);
   EXPECT_NE(describe_.find("LD_LIBRARY_PATH"), std::string::npos) << describe_;
 }
 
@@ -166,7 +154,7 @@ TEST_F(LoaderTest, RealNcclIsLoadedOnceForAllThreads) {
   for (auto& t : threads) t.join();
   ASSERT_NE(seen[0], nullptr) << real_nccl_describe();
   for (const RealNccl* r : seen) EXPECT_EQ(r, seen[0]);
-  EXPECT_EQ(seen[0]->version, 22899);
+  EXPECT_EQ(seen[0]->version, FAKE_NCCL_VERSION);
   // Later changes of the environment do not matter: the first answer is kept.
   setenv("PURLIN_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   EXPECT_EQ(real_nccl(), seen[0]);
@@ -206,13 +194,33 @@ TEST_F(LoaderTest, FakeResultsAreConfigurable) {
   EXPECT_EQ(lib->CommDestroy(comm), ncclSuccess);
 }
 
-TEST_F(LoaderTest, TheToolkitNcclBindsCompletely) {
+// A real NCCL older than Purlin's ABI is used, with the entry points it predates left null
+// (forward.h: call_real turns those into one clean error).
+TEST_F(LoaderTest, OlderNcclIsUsedWithoutItsNewerEntryPoints) {
+  setenv("PURLIN_NCCL_LIBRARY", FAKE_NCCL_228_PATH, 1);
+  auto lib = search();
+  ASSERT_NE(lib, nullptr) << describe_;
+  EXPECT_EQ(lib->version, FAKE_NCCL_228_VERSION);
+  expect_bound_as_exported(*lib);
+  for_each_entry(*lib, [](const RealNcclEntryInfo& info, auto fn) {
+    if (info.since <= NCCL_VERSION(2, 28, 99)) {
+      EXPECT_NE(fn, nullptr) << info.name;
+    } else {
+      EXPECT_EQ(fn, nullptr) << info.name << " appeared after 2.28";
+    }
+  });
+  EXPECT_STREQ(entry_info("ncclCommSuspend")->name, "CommSuspend");
+  EXPECT_EQ(entry_info("CommSuspend")->since, NCCL_VERSION(2, 29, 7));
+  EXPECT_EQ(entry_info("ncclNoSuchFunction"), nullptr);
+}
+
+TEST_F(LoaderTest, TheToolkitNcclBindsWhatItExports) {
   if (std::string(REFERENCE_NCCL_PATH).empty()) GTEST_SKIP() << "no real libnccl.so.2 in the CUDA toolkit";
   setenv("PURLIN_NCCL_LIBRARY", REFERENCE_NCCL_PATH, 1);
   auto lib = search();
   ASSERT_NE(lib, nullptr) << describe_;
-  EXPECT_GE(lib->version, 22809);
-  expect_fully_bound(*lib);
+  EXPECT_GE(lib->version, NCCL_VERSION(2, 19, 0));
+  expect_bound_as_exported(*lib);
 }
 
 }  // namespace

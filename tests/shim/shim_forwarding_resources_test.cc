@@ -3,7 +3,7 @@
 // handles it returns are the ones later given back to it, and its results come back
 // (fixture and method: forwarding_fixture.h).
 #include "forwarding_fixture.h"
-#include "nccl_device_api.h"
+#include "nccl_api.h"
 
 namespace forwarding {
 namespace {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_nccl.h"
 #include "fake_nccl_client.h"
 
 namespace {
@@ -14,7 +15,7 @@ namespace {
 TEST(SelfExclusion, SearchSkipsPurlinItself) {
   int version = 0;
   ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
-  EXPECT_EQ(version, 22899) << "Purlin did not forward to the fake found on LD_LIBRARY_PATH";
+  EXPECT_EQ(version, FAKE_NCCL_VERSION) << "Purlin did not forward to the fake found on LD_LIBRARY_PATH";
   EXPECT_TRUE(fake_nccl::Client(FAKE_NCCL_PATH).loaded());
 }
 
