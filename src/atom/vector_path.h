@@ -51,8 +51,8 @@ __host__ __device__ __forceinline__ bool sources_aligned(const Src& src, const B
 // where a source-by-source loop would wait for one source's loads before issuing the next's.
 // The combine order stays source 0, 1, ..., n - 1 (combine.h).
 template <int Unroll, class Exec, class Src, class Comb>
-__host__ __device__ __forceinline__ void batched_sources(const Exec& ex, const BodyRange& r,
-                                                         const Src& src, const Comb& comb) {
+__host__ __device__ __forceinline__ void batched_body(const Exec& ex, const BodyRange& r,
+                                                      const Src& src, const Comb& comb) {
   constexpr std::size_t T = Exec::threads;
   constexpr int B = kSourceBatch;
   const std::size_t packs = r.bytes / 16;
@@ -88,6 +88,16 @@ __host__ __device__ __forceinline__ void batched_sources(const Exec& ex, const B
       if (base + u * T < packs) ex.stg16(r.dst + 16 * (base + u * T), comb.finish(st[u]));
     }
   }
+}
+
+// A thread holds Unroll x kSourceBatch loaded packs and Unroll x lanes accumulators; 1-byte
+// types (16 lanes per pack) take half the unroll so that both fit without spilling (ptxas
+// -warn-spills, fp8 e4m3 on sm_80).
+template <int Unroll, class Exec, class Src, class Comb>
+__host__ __device__ __forceinline__ void batched_sources(const Exec& ex, const BodyRange& r,
+                                                         const Src& src, const Comb& comb) {
+  constexpr int kUnroll = Comb::lanes > 8 && Unroll > 1 ? Unroll / 2 : Unroll;
+  batched_body<kUnroll>(ex, r, src, comb);
 }
 
 template <int Unroll>
