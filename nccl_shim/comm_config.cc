@@ -26,10 +26,12 @@ constexpr ConfigField kFields[] = {
      "nonblocking creation returns ncclInProgress and finishes on a Purlin thread, as in NCCL"},
     {PURLIN_FIELD(cgaClusterSize, Kind::kInt), NCCL_VERSION(2, 17, 0), kIgnored,
      "Purlin's kernels launch without thread-block clusters"},
-    {PURLIN_FIELD(minCTAs, Kind::kInt), NCCL_VERSION(2, 17, 0), kIgnored,
-     "Purlin's policy sizes each launch itself"},
-    {PURLIN_FIELD(maxCTAs, Kind::kInt), NCCL_VERSION(2, 17, 0), kIgnored,
-     "Purlin's policy sizes each launch itself"},
+    {PURLIN_FIELD(minCTAs, Kind::kInt), NCCL_VERSION(2, 17, 0), kHonored,
+     "every throughput launch takes at least this many CTAs, up to the co-residency budget (policy::bound_ctas); "
+     "NCCL_MIN_CTAS overrides it, as in NCCL"},
+    {PURLIN_FIELD(maxCTAs, Kind::kInt), NCCL_VERSION(2, 17, 0), kHonored,
+     "every launch takes at most this many CTAs, at least 3 (policy::bound_ctas); NCCL_MAX_CTAS overrides it, "
+     "as in NCCL"},
     {PURLIN_FIELD(netName, Kind::kString), NCCL_VERSION(2, 17, 0), kIgnored,
      "the native path stays on one host and loads no network plugin"},
     {PURLIN_FIELD(splitShare, Kind::kInt), 0, kIgnored,
@@ -150,6 +152,8 @@ ncclConfig_t config_for_version(const ncclConfig_t& cfg, int version) {
     if (f.since <= as) copy_field(cfg, &out, f);
   return out;
 }
+
+policy::CtaBounds native_cta_bounds(const ncclConfig_t& cfg) { return policy::cta_bounds(cfg.minCTAs, cfg.maxCTAs); }
 
 std::vector<const ConfigField*> IgnoredFieldWarnings::warn(const char* fn, const ncclConfig_t& cfg) {
   std::vector<const ConfigField*> warned;

@@ -18,6 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "policy/policy.h"
+
 namespace purlin::shim {
 
 // What Purlin's native collectives do with a field. Every field reaches a real NCCL whole
@@ -58,6 +60,11 @@ ncclResult_t read_comm_config(const char* fn, const ncclConfig_t& user, ncclConf
 // field it knows; the bytes beyond its size hold the defaults. For a real NCCL newer than
 // Purlin's headers, Purlin's own (newest) layout: that NCCL reads it as an older caller's.
 ncclConfig_t config_for_version(const ncclConfig_t& cfg, int version);
+
+// The CTA bounds of a native communicator created with `cfg` (defaults filled in, values
+// validated): its minCTAs / maxCTAs under NCCL_MIN_CTAS / NCCL_MAX_CTAS, as in NCCL
+// (policy::cta_bounds). Every launch of the communicator is planned within them.
+policy::CtaBounds native_cta_bounds(const ncclConfig_t& cfg);
 
 // One WARN per field (per instance, i.e. per process for process_warnings()) that `cfg` sets
 // and the native path ignores, naming `fn`; returns the fields warned about by this call.

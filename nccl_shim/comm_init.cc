@@ -104,7 +104,9 @@ namespace {
 // Creates the SNAC device state of a native communicator. Collective: every rank took the
 // same routing decision, so every rank is here, and a failure fails all of them alike.
 ncclResult_t create_native(ncclComm* c) {
-  ncclResult_t res = runtime::DeviceState::create(*c->core, runtime::DeviceStateConfig::from_env(), &c->native);
+  runtime::DeviceStateConfig config = runtime::DeviceStateConfig::from_env();
+  config.ctas = native_cta_bounds(c->config);
+  ncclResult_t res = runtime::DeviceState::create(*c->core, config, &c->native);
   if (res == ncclSuccess) {
     // Before any kernel of this communicator runs (launch::load_kernels says why).
     DeviceScope device(c->cuda_device);

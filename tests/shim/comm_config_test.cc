@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -268,6 +269,8 @@ TEST(CommConfig, IgnoredFieldsWarnOncePerField) {
   cfg.blocking = 0;             // honored
   cfg.commName = "pg";          // honored
   cfg.graphUsageMode = 1;       // honored
+  cfg.minCTAs = 2;              // honored: bounds the CTA budget
+  cfg.maxCTAs = 4;              // honored: bounds the CTA budget
   cfg.numRmaCtx = 2;            // forwarded: one-sided calls always run on the real NCCL
   cfg.cgaClusterSize = 2;       // ignored natively
   cfg.maxP2pPeers = 4;          // ignored natively
@@ -275,6 +278,55 @@ TEST(CommConfig, IgnoredFieldsWarnOncePerField) {
   EXPECT_TRUE(warnings.warn(kFn, cfg).empty()) << "a second communicator with the same config warns again";
   cfg.hostCftMode = 1;
   EXPECT_EQ(names(warnings.warn(kFn, cfg)), (std::vector<std::string>{"hostCftMode"}));
+}
+
+// NCCL's variables set for one test, unset after it.
+class CtaVariables : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    ::unsetenv("NCCL_MIN_CTAS");
+    ::unsetenv("NCCL_MAX_CTAS");
+  }
+};
+
+// The bounds of a communicator whose caller's 2.28-layout struct, tagged `version`, sets
+// minCTAs 2 and maxCTAs 6.
+policy::CtaBounds bounds_from_228_layout(unsigned int version) {
+  auto old = initialized<Config228>(version);
+  old.minCTAs = 2;
+  old.maxCTAs = 6;
+  return native_cta_bounds(read_old(old));
+}
+
+// A native communicator's CTA bounds come from the caller's config as read by its version:
+// NCCL 2.17 added the fields, so an older caller's struct holds something else there.
+TEST_F(CtaVariables, BoundsComeFromTheCallersConfig) {
+  const policy::CtaBounds b = bounds_from_228_layout(NCCL_VERSION(2, 28, 9));
+  EXPECT_EQ(b.min, 2);
+  EXPECT_EQ(b.max, 6);
+  const policy::CtaBounds older = bounds_from_228_layout(NCCL_VERSION(2, 16, 5));
+  EXPECT_EQ(older.min, 0) << "unbounded";
+  EXPECT_EQ(older.max, 0) << "unbounded";
+  const policy::CtaBounds unset = native_cta_bounds(defaults());
+  EXPECT_EQ(unset.min, 0);
+  EXPECT_EQ(unset.max, 0);
+}
+
+// As in NCCL, a valid NCCL_MIN_CTAS / NCCL_MAX_CTAS replaces the config's value; an invalid
+// one is reported and leaves it.
+TEST_F(CtaVariables, TheEnvironmentOverridesTheConfig) {
+  ncclConfig_t cfg = defaults();
+  cfg.minCTAs = 2;
+  cfg.maxCTAs = 6;
+  ::setenv("NCCL_MAX_CTAS", "4", 1);
+  ::setenv("NCCL_MIN_CTAS", "0", 1);
+  const policy::CtaBounds b = native_cta_bounds(cfg);
+  EXPECT_EQ(b.min, 2);
+  EXPECT_EQ(b.max, 4);
+  ::setenv("NCCL_MAX_CTAS", "four", 1);
+  EXPECT_EQ(native_cta_bounds(cfg).max, 6);
 }
 
 }  // namespace
