@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include "comm.h"
+#include "dev_comm_requirements.h"
 #include "errors.h"
 #include "export.h"
 #include "forward.h"
@@ -59,7 +60,10 @@ ncclResult_t pncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const
     if (outDevComm == nullptr) return fail(ncclInvalidArgument, fn, "outDevComm is NULL");
     ncclComm_t rc = real_comm(fn, comm);
     if (rc == nullptr) return comm != nullptr && live_contains(comm) ? ncclSystemError : ncclInvalidArgument;
-    return call_real(fn, real_nccl()->DevCommCreate, rc, reqs, outDevComm);
+    // The caller's struct may be of either layout, and so may the real NCCL's (dev_comm_requirements.h).
+    RealRequirements forwarded;
+    if (ncclResult_t r = forwarded.build(fn, reqs, real_nccl()->version); r != ncclSuccess) return r;
+    return call_real(fn, real_nccl()->DevCommCreate, rc, forwarded.get(), outDevComm);
   });
 }
 

@@ -25,6 +25,7 @@ struct ncclComm {
   bool blocking = true;
   ncclConfig_t config{};     // the user's config with defaults filled in
   std::string comm_name;     // owns config.commName's text
+  std::string net_name;      // owns config.netName's text
   // Of the unique id the ranks met through: equal on every rank, different for every
   // communicator (ncclCommQueryProperties' commHash). Set when init starts.
   std::uint64_t id_hash = 0;

@@ -9,6 +9,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "comm_config.h"
 #include "device_scope.h"
 #include "errors.h"
 #include "launch/bridge.h"
@@ -18,26 +19,6 @@
 
 namespace purlin::shim {
 namespace {
-
-// Copies one field if the caller's config struct (possibly an older, smaller version)
-// has it and set it; the field is not read at all when it lies beyond user.size.
-template <class T>
-void merge_field(const ncclConfig_t& user, ncclConfig_t* cfg, T ncclConfig_t::*field, T undef) {
-  const auto offset = static_cast<size_t>(reinterpret_cast<const char*>(&(user.*field)) -
-                                          reinterpret_cast<const char*>(&user));
-  if (offset + sizeof(T) <= user.size && user.*field != undef) cfg->*field = user.*field;
-}
-
-void merge_config(const ncclConfig_t& user, ncclConfig_t* cfg) {
-  for (int ncclConfig_t::*f : {&ncclConfig_t::blocking, &ncclConfig_t::cgaClusterSize, &ncclConfig_t::minCTAs,
-                               &ncclConfig_t::maxCTAs, &ncclConfig_t::splitShare, &ncclConfig_t::trafficClass,
-                               &ncclConfig_t::collnetEnable, &ncclConfig_t::CTAPolicy, &ncclConfig_t::shrinkShare,
-                               &ncclConfig_t::nvlsCTAs, &ncclConfig_t::nChannelsPerNetPeer,
-                               &ncclConfig_t::nvlinkCentricSched})
-    merge_field(user, cfg, f, static_cast<int>(NCCL_CONFIG_UNDEF_INT));
-  for (const char* ncclConfig_t::*f : {&ncclConfig_t::netName, &ncclConfig_t::commName})
-    merge_field(user, cfg, f, static_cast<const char*>(NCCL_CONFIG_UNDEF_PTR));
-}
 
 ncclResult_t check_bool(const char* fn, const char* name, int v) {
   if (v != NCCL_CONFIG_UNDEF_INT && v != 0 && v != 1)
@@ -49,12 +30,7 @@ ncclResult_t resolve_config(const char* fn, const ncclConfig_t* user, const nccl
                             ncclConfig_t* cfg) {
   *cfg = parent != nullptr ? parent->config : ncclConfig_t NCCL_CONFIG_INITIALIZER;
   if (user != nullptr) {
-    if (user->magic != 0xcafebeef)
-      return fail(ncclInvalidArgument, fn, "config was not initialized with NCCL_CONFIG_INITIALIZER (magic 0x%x)",
-                  user->magic);
-    if (user->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || user->size > sizeof(ncclConfig_t) * 4)
-      return fail(ncclInvalidArgument, fn, "config->size %zu is not a known ncclConfig_t size", user->size);
-    merge_config(*user, cfg);
+    if (ncclResult_t r = read_comm_config(fn, *user, cfg); r != ncclSuccess) return r;
   }
   if (cfg->blocking == NCCL_CONFIG_UNDEF_INT)
     cfg->blocking = static_cast<int>(env::get_int("NCCL_COMM_BLOCKING", 1));
@@ -108,7 +84,11 @@ ncclResult_t new_comm(const char* fn, int nranks, int rank, int cuda_device,
     c->comm_name = cfg.commName;
     c->config.commName = c->comm_name.c_str();
   }
-  c->config.netName = nullptr;  // not owned; the real NCCL chooses its own network
+  // Forwarded calls create the real communicator later, when the caller's string may be gone.
+  if (cfg.netName != nullptr) {
+    c->net_name = cfg.netName;
+    c->config.netName = c->net_name.c_str();
+  }
   live_add(c);
   *out = c;
   return ncclSuccess;
@@ -124,7 +104,9 @@ namespace {
 // Creates the SNAC device state of a native communicator. Collective: every rank took the
 // same routing decision, so every rank is here, and a failure fails all of them alike.
 ncclResult_t create_native(ncclComm* c) {
-  ncclResult_t res = runtime::DeviceState::create(*c->core, runtime::DeviceStateConfig::from_env(), &c->native);
+  runtime::DeviceStateConfig config = runtime::DeviceStateConfig::from_env();
+  config.ctas = native_cta_bounds(c->config);
+  ncclResult_t res = runtime::DeviceState::create(*c->core, config, &c->native);
   if (res == ncclSuccess) {
     // Before any kernel of this communicator runs (launch::load_kernels says why).
     DeviceScope device(c->cuda_device);
@@ -167,7 +149,10 @@ ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
     c->core = std::move(core);
     std::string reason;
     const Route route = comm_route(c, &reason);
-    if (route == Route::kNative) res = create_native(c);
+    if (route == Route::kNative) {
+      res = create_native(c);
+      (void)process_warnings().warn("ncclCommInitRank", c->config);
+    }
     const auto& me = c->core->peers()[c->rank];
     const std::string device_mem =
         c->native ? ", " + std::to_string(c->native->device_bytes() >> 20) + " MiB of device state" : "";

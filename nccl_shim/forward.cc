@@ -9,6 +9,7 @@
 
 #include "coll_config.h"
 #include "comm.h"
+#include "comm_config.h"
 #include "device_scope.h"
 #include "errors.h"
 #include "registration.h"
@@ -62,7 +63,8 @@ ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
     res = fail(msg.status, fn, "real NCCL unique id unavailable on rank 0 (error %d)", msg.status);
   if (res == ncclSuccess) {
     DeviceScope device(c->cuda_device);
-    ncclConfig_t cfg = c->config;
+    // In the real library's own layout, so that it reads every field it knows (comm_config.h).
+    ncclConfig_t cfg = config_for_version(c->config, rn->version);
     cfg.blocking = 1;  // forwarded calls complete before Purlin returns; see README
     ncclComm_t real = nullptr;
     res = rn->CommInitRankConfig(&real, c->nranks, msg.id, c->rank, &cfg);

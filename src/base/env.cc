@@ -6,6 +6,18 @@
 #include "base/log.h"
 
 namespace purlin::env {
+namespace {
+
+// The whole of `text` as an integer, or nothing (trailing characters, out of range).
+std::optional<int64_t> parse_int(const char* text) {
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(text, &end, 0);
+  if (errno != 0 || end == text || *end != '\0') return std::nullopt;
+  return x;
+}
+
+}  // namespace
 
 std::string get_string(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
@@ -15,13 +27,16 @@ std::string get_string(const char* name, const std::string& fallback) {
 int64_t get_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
-  errno = 0;
-  char* end = nullptr;
-  long long x = std::strtoll(v, &end, 0);
-  if (errno != 0 || end == v || *end != '\0') {
-    PURLIN_WARN("%s=%s is not an integer; using %lld", name, v, static_cast<long long>(fallback));
-    return fallback;
-  }
+  const std::optional<int64_t> x = parse_int(v);
+  if (!x) PURLIN_WARN("%s=%s is not an integer; using %lld", name, v, static_cast<long long>(fallback));
+  return x.value_or(fallback);
+}
+
+std::optional<int64_t> find_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  const std::optional<int64_t> x = parse_int(v);
+  if (!x) PURLIN_WARN("%s=%s is not an integer; ignored", name, v);
   return x;
 }
 

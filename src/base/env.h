@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace purlin::env {
@@ -12,5 +13,9 @@ std::string get_string(const char* name, const std::string& fallback = "");
 
 // Integer value; a malformed value logs one WARN and yields `fallback`.
 int64_t get_int(const char* name, int64_t fallback);
+
+// Integer value, or nothing when unset, empty or malformed (one WARN): for a variable whose
+// absence means something other than any value, such as NCCL's overrides of a config.
+std::optional<int64_t> find_int(const char* name);
 
 }  // namespace purlin::env

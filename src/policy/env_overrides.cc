@@ -1,8 +1,10 @@
 // The environment's overrides of the table (policy.h lists the variables). A value that does
 // not parse or is out of range is reported once and ignored, so a typo never silently turns
 // into a zero chunk or an empty role group.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/env.h"
@@ -53,6 +55,23 @@ bool override_roles(const char* name, snac::Roles& roles) {
   return false;
 }
 
+// A CTA bound from NCCL's variable `name`, kept in `bound` unless set and >= 1. The name and
+// that it overrides the config are NCCL's (init.cc: envConfigOverride); so is ignoring a
+// value < 1, which NCCL reports at INFO and Purlin at WARN like its own variables.
+void override_cta_bound(const char* name, int& bound) {
+  const std::optional<std::int64_t> set = env::find_int(name);
+  if (!set) return;
+  const std::int64_t v = *set;
+  if (v < 1) {
+    PURLIN_WARN("%s=%lld: must be at least 1; keeping %d", name, static_cast<long long>(v), bound);
+    return;
+  }
+  if (v > kMaxWorkers) {
+    PURLIN_WARN("%s=%lld: more CTAs than any GPU has SMs; using %d", name, static_cast<long long>(v), kMaxWorkers);
+  }
+  bound = static_cast<int>(std::min<std::int64_t>(v, kMaxWorkers));
+}
+
 }  // namespace
 
 std::optional<snac::Roles> parse_roles(std::string_view text) {
@@ -95,6 +114,23 @@ snac::Policy apply_env(snac::Policy p) {
   if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;
   override_roles("PURLIN_LATENCY_ROLES", p.latency);
   return p;
+}
+
+CtaBounds cta_bounds(int config_min, int config_max) {
+  // The shim refuses a config value < 1 as NCCL does, so here < 1 is unset. Above
+  // kMaxWorkers a bound means nothing a GPU could launch.
+  const auto from_config = [](int v) { return v < 1 ? 0 : std::min(v, kMaxWorkers); };
+  CtaBounds b{from_config(config_min), from_config(config_max)};
+  override_cta_bound("NCCL_MIN_CTAS", b.min);
+  override_cta_bound("NCCL_MAX_CTAS", b.max);
+  if (b.max > 0 && b.min > b.max) {
+    // NCCL does the same after its environment override (init.cc: envConfigOverride).
+    PURLIN_WARN("minCTAs %d is larger than maxCTAs %d (NCCL_MIN_CTAS / NCCL_MAX_CTAS override the config's); "
+                "using %d for both",
+                b.min, b.max, b.max);
+    b.min = b.max;
+  }
+  return b;
 }
 
 }  // namespace purlin::policy

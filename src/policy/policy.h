@@ -20,6 +20,8 @@
 //   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
 //   PURLIN_LATENCY_ROLES       the same for the latency regime
 // Overridden roles are still clamped for co-residency.
+// Read by cta_bounds(), NCCL's names, overriding the communicator config's fields as in NCCL:
+//   NCCL_MIN_CTAS, NCCL_MAX_CTAS  bounds on a rank's CTAs per launch, >= 1 (capped at 1024)
 #pragma once
 
 #include <optional>
@@ -39,6 +41,29 @@ struct Facts {
   int ranks_on_gpu = 1;   // ranks (this one included) that drive the same GPU
 };
 
+// Bounds on the CTAs one launch of a rank may use: NCCL's minCTAs / maxCTAs. 0: unbounded.
+struct CtaBounds {
+  int min = 0;
+  int max = 0;
+};
+
+// The communicator's bounds: NCCL_MIN_CTAS / NCCL_MAX_CTAS where set, since in NCCL the
+// environment overrides the config, else the config's minCTAs / maxCTAs (a value < 1, such
+// as NCCL_CONFIG_UNDEF_INT, is unset). An environment value that is malformed or < 1 is
+// reported and ignored, one above 1024 reported and capped; a min above the max becomes
+// the max, reported. So min <= max whenever both are set.
+CtaBounds cta_bounds(int config_min, int config_max);
+
+// `p` within `bounds`. maxCTAs shrinks each regime's roles (as fit_coresident does) and caps
+// the throughput budget; minCTAs raises the throughput budget, which the launch splits over
+// its role groups. The latency regime keeps its roles under minCTAs: a message that small
+// gains nothing from more CTAs. Fixed throughput roles that a single-phase launch would
+// leave below the min become a budget (split by bytes moved, as shared_gpu's). Never fails:
+// a max below the 3 CTAs of a composed collective (one per role group) becomes 3 with one
+// INFO line, a min past the co-residency budget (sm_count / ranks_on_gpu) becomes that
+// budget with one WARN, a min above the max the max.
+snac::Policy bound_ctas(snac::Policy p, const CtaBounds& bounds, const Facts& facts);
+
 // The table's policy for an architecture, before overrides and clamping.
 snac::Policy table_policy(int sm_major);
 
@@ -56,9 +81,9 @@ snac::Policy fit_coresident(snac::Policy p, const Facts& facts);
 // role groups by bytes moved (snac::Policy::throughput_workers). Unchanged otherwise.
 snac::Policy shared_gpu(snac::Policy p, const Facts& facts);
 
-// fit_coresident(apply_env(shared_gpu(table_policy(sm_major)))). PURLIN_ROLES, when set,
-// replaces the budget with fixed roles.
-snac::Policy select(const Facts& facts);
+// bound_ctas(fit_coresident(apply_env(shared_gpu(table_policy(sm_major))))). PURLIN_ROLES,
+// when set, replaces the budget with fixed roles.
+snac::Policy select(const Facts& facts, const CtaBounds& bounds = {});
 
 // The most workers (CTAs) one launch of `p` may use: all three role groups of a composition,
 // in the larger regime. A communicator needs at least this many epoch slots.

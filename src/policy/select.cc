@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "atom/config.h"
+#include "base/log.h"
 #include "policy/policy.h"
 #include "policy/table.h"
 
@@ -15,8 +16,17 @@ constexpr std::size_t kLargestSmemPerSm = 228 * 1024;
 static_assert(2 * (atom::DefaultConfig::workspace_bytes + 2 * sizeof(void*)) > kLargestSmemPerSm,
               "one SNAC CTA per SM no longer holds; the co-residency budget must count CTAs");
 
+// A composition runs a stager, a consumer and a finisher group, each of at least one CTA:
+// no budget goes below this.
+constexpr int kComposedMin = 3;
+
 // Workers of a launch that uses all three role groups (a composition).
 int workers(const snac::Roles& r) { return r.stagers + r.consumers + r.finishers; }
+
+// The CTAs per rank that stay co-resident (one per SM), never below a composition's.
+int coresident_budget(const Facts& facts) {
+  return std::max(kComposedMin, facts.sm_count / std::max(1, facts.ranks_on_gpu));
+}
 
 // Shrinks the largest group by one CTA until the total fits. Largest first keeps the groups'
 // proportions; on ties consumers go last, since they carry the NVLink pulls.
@@ -70,12 +80,45 @@ snac::Policy fit_coresident(snac::Policy p, const Facts& facts) {
   const int budget = facts.sm_count / std::max(1, facts.ranks_on_gpu);
   shrink_to(p.throughput, budget);
   shrink_to(p.latency, budget);
-  p.throughput_workers = std::min(p.throughput_workers, std::max(budget, 3));
+  p.throughput_workers = std::min(p.throughput_workers, coresident_budget(facts));
   return p;
 }
 
-snac::Policy select(const Facts& facts) {
-  return fit_coresident(apply_env(shared_gpu(table_policy(facts.sm_major), facts)), facts);
+snac::Policy bound_ctas(snac::Policy p, const CtaBounds& bounds, const Facts& facts) {
+  int max = bounds.max;
+  if (max > 0 && max < kComposedMin) {
+    PURLIN_INFO("maxCTAs %d is below the %d CTAs a composed collective needs (one per role group); using %d", max,
+                kComposedMin, kComposedMin);
+    max = kComposedMin;
+  }
+  if (max > 0) {
+    shrink_to(p.throughput, max);
+    shrink_to(p.latency, max);
+    p.throughput_workers = std::min(p.throughput_workers, max);
+  }
+  int min = max > 0 ? std::min(bounds.min, max) : bounds.min;
+  // Unknown SM count: nothing to fit against (as in fit_coresident; cta_bounds caps min).
+  if (const int budget = coresident_budget(facts); facts.sm_count > 0 && min > budget) {
+    PURLIN_WARN("minCTAs %d exceeds the %d CTAs per rank that stay co-resident (%d SMs, %d ranks on the GPU); "
+                "using %d",
+                min, budget, facts.sm_count, facts.ranks_on_gpu, budget);
+    min = budget;
+  }
+  // A budget gives every throughput launch exactly its workers. Fixed roles give a
+  // single-phase collective only stagers + consumers, so when those fall short the roles
+  // become a budget split by bytes moved (snac::balanced_roles), of at least a composition's
+  // workers so that no launch shrinks (those are within the max: shrunk above).
+  if (p.throughput_workers > 0) {
+    p.throughput_workers = std::max(p.throughput_workers, min);
+  } else if (min > p.throughput.stagers + p.throughput.consumers) {
+    p.throughput_workers = std::max(min, workers(p.throughput));
+  }
+  return p;
+}
+
+snac::Policy select(const Facts& facts, const CtaBounds& bounds) {
+  return bound_ctas(fit_coresident(apply_env(shared_gpu(table_policy(facts.sm_major), facts)), facts), bounds,
+                    facts);
 }
 
 int max_workers(const snac::Policy& p) {

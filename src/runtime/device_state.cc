@@ -181,8 +181,8 @@ ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
       PURLIN_WARN(
           "rank %d: rank %zu selected another SNAC policy: set PURLIN_CHUNK_BYTES, "
           "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES, "
-          "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS, PURLIN_SPREAD_MIN_BYTES and PURLIN_ZERO_COPY "
-          "alike on every rank",
+          "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS, PURLIN_SPREAD_MIN_BYTES, PURLIN_ZERO_COPY, "
+          "NCCL_MIN_CTAS, NCCL_MAX_CTAS and the config's minCTAs/maxCTAs alike on every rank",
           rank, r);
       return ncclInvalidUsage;
     }
@@ -453,7 +453,7 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
 
   // Step 3: policy, local memory, mappings, tables.
   const policy::Facts facts = agreed_facts(records);
-  s.policy = policy::select(facts);
+  s.policy = policy::select(facts, config.ctas);
   if (s.rank == 0 && !policy::coresident(s.policy, facts)) {
     PURLIN_WARN("%d ranks share a GPU of %d SMs: a launch needs up to %d CTAs per rank, one "
                 "per SM, so not every rank's CTAs can be resident and a collective may hang; "

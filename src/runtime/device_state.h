@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "policy/policy.h"
 #include "snac/handle.h"
 #include "snac/plan.h"
 #include "snac/policy.h"
@@ -33,6 +34,9 @@ struct DeviceStateConfig {
   std::uint32_t poll_check_every = 0;  // polls between abort checks (PURLIN_POLL_CHECK_EVERY)
   std::uint32_t poll_sleep_ns = 0;     // backoff at each check (PURLIN_POLL_SLEEP_NS)
   std::uint32_t poll_backoff_every = 0;  // polls between backoffs, 0: at checks only (PURLIN_POLL_BACKOFF_EVERY)
+  // The config's minCTAs/maxCTAs under NCCL_MIN_CTAS/NCCL_MAX_CTAS; not from_env's: the shim,
+  // which holds the config, sets them.
+  policy::CtaBounds ctas;
 
   // Defaults (each with its reason in device_state.cc) overridden by the environment.
   static DeviceStateConfig from_env();

@@ -18,7 +18,8 @@ namespace L = purlin::layout;
 constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
                                       "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS",
-                                      "PURLIN_SPREAD_MIN_BYTES", "PURLIN_ZERO_COPY"};
+                                      "PURLIN_SPREAD_MIN_BYTES", "PURLIN_ZERO_COPY",
+                                      "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
 
 class PolicyTest : public ::testing::Test {
  protected:
@@ -37,18 +38,23 @@ bool same_roles(const snac::Roles& a, const snac::Roles& b) {
 
 int total(const snac::Roles& r) { return r.stagers + r.consumers + r.finishers; }
 
-// An n-rank AllReduce of `floats` per partition planned with `p` on a handle sized as
+// An n-rank collective C of `floats` per partition planned with `p` on a handle sized as
 // DeviceState sizes it.
-snac::PlanResult plan_all_reduce_result(const snac::Policy& p, int ranks, std::size_t floats) {
+template <class C>
+snac::PlanResult plan_result(const snac::Policy& p, int ranks, std::size_t floats) {
   snac::Handle h;
   h.ranks = ranks;
   h.staging_bytes = 32u << 20;
   h.slots = 64;
   h.packet_capacity = (64u << 10) / 8;
   h.epoch_slots = max_workers(p);
-  snac::Args<L::AllReduce, float> a;
-  a.in_shape = a.out_shape = L::FixedShape::split(floats * static_cast<std::size_t>(ranks), ranks);
+  snac::Args<C, float> a;
+  a.in_shape = a.out_shape = L::FixedShape::uniform(floats, ranks);
   return snac::make_plan(p, h, a);
+}
+
+snac::PlanResult plan_all_reduce_result(const snac::Policy& p, int ranks, std::size_t floats) {
+  return plan_result<L::AllReduce>(p, ranks, floats);
 }
 
 snac::Status plan_all_reduce(const snac::Policy& p, int ranks, std::size_t floats) {
@@ -264,6 +270,140 @@ TEST_F(PolicyTest, ParseRoles) {
   EXPECT_FALSE(parse_roles("").has_value());
   EXPECT_FALSE(parse_roles("1,1,1,0").has_value());
   EXPECT_FALSE(parse_roles("99999999999,1,1").has_value());
+}
+
+// --- CTA bounds: NCCL's minCTAs / maxCTAs and NCCL_MIN_CTAS / NCCL_MAX_CTAS ---------------
+
+constexpr Facts kH200{9, 132, 8, 1};
+constexpr int kUndef = -2147483647 - 1;  // NCCL_CONFIG_UNDEF_INT (INT_MIN)
+constexpr std::size_t kLargeFloats = 16u << 20;  // 64 MiB per partition: the throughput regime
+constexpr std::size_t kSmallFloats = 256;        // 1 KiB: the latency regime
+
+// The CTAs a launch of C with `floats` per partition uses, as the launch bridge plans it.
+template <class C = L::AllReduce>
+int planned_workers(const snac::Policy& p, std::size_t floats) {
+  const snac::PlanResult r = plan_result<C>(p, 8, floats);
+  EXPECT_EQ(r.status, snac::Status::ok);
+  return r.plan.workers();
+}
+
+TEST_F(PolicyTest, MaxCtasCapsEveryLaunch) {
+  const snac::Policy p = select(kH200, CtaBounds{0, 5});
+  EXPECT_LE(max_workers(p), 5);
+  EXPECT_LE(planned_workers(p, kLargeFloats), 5);
+  EXPECT_LE(planned_workers(p, kSmallFloats), 5);
+  EXPECT_LE(planned_workers<L::AllGather>(p, kLargeFloats), 5);
+  EXPECT_LE(planned_workers<L::AllGather>(p, kSmallFloats), 5);
+  EXPECT_GT(planned_workers(select(kH200), kSmallFloats), 5) << "the bound must be one that binds";
+  EXPECT_GT(planned_workers(select(kH200), kLargeFloats), 5) << "the bound must be one that binds";
+}
+
+TEST_F(PolicyTest, MaxCtasCapsASharedGpusBudget) {
+  const Facts shared{9, 132, 8, 8};  // 8 ranks on one GPU: a budget of 16 per rank
+  ASSERT_GT(select(shared).throughput_workers, 4);
+  const snac::Policy p = select(shared, CtaBounds{0, 4});
+  EXPECT_EQ(p.throughput_workers, 4);
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 4);
+  EXPECT_LE(max_workers(p), 4);
+}
+
+TEST_F(PolicyTest, MaxCtasBelowACompositionIsClampedNotFailed) {
+  const snac::Policy p = select(kH200, CtaBounds{0, 1});
+  EXPECT_EQ(max_workers(p), 3) << "one CTA per role group";
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 3);
+}
+
+TEST_F(PolicyTest, MinCtasRaisesTheThroughputBudget) {
+  const int unbounded = planned_workers(select(kH200), kLargeFloats);
+  const snac::Policy p = select(kH200, CtaBounds{24, 0});
+  EXPECT_EQ(p.throughput_workers, 24);
+  EXPECT_GT(24, unbounded);
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 24);
+  EXPECT_EQ(planned_workers<L::AllGather>(p, kLargeFloats), 24);
+  EXPECT_TRUE(coresident(p, kH200));
+}
+
+// H200's fixed roles {2, 4, 2}: an AllGather launches 6, an AllReduce 8. A min of 7 must reach
+// the AllGather without taking a CTA from the AllReduce.
+TEST_F(PolicyTest, MinCtasReachesSinglePhaseLaunchesOfFixedRoles) {
+  ASSERT_EQ(select(kH200).throughput_workers, 0) << "fixed roles";
+  ASSERT_EQ(planned_workers<L::AllGather>(select(kH200), kLargeFloats), 6);
+  const snac::Policy p = select(kH200, CtaBounds{7, 0});
+  EXPECT_GE(planned_workers<L::AllGather>(p, kLargeFloats), 7);
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 8);
+  const snac::Policy within = select(kH200, CtaBounds{6, 0});
+  EXPECT_EQ(within.throughput_workers, 0) << "a min every launch meets keeps the table's roles";
+}
+
+TEST_F(PolicyTest, MinCtasLeavesTheLatencyRegime) {
+  const snac::Policy p = select(kH200, CtaBounds{24, 0});
+  EXPECT_EQ(planned_workers(p, kSmallFloats), planned_workers(select(kH200), kSmallFloats));
+}
+
+TEST_F(PolicyTest, MinCtasStopsAtTheCoresidencyBudget) {
+  const Facts shared{9, 132, 8, 8};  // 8 ranks on one GPU: 16 SMs each
+  const snac::Policy p = select(shared, CtaBounds{64, 0});
+  EXPECT_EQ(p.throughput_workers, 16);
+  EXPECT_TRUE(coresident(p, shared));
+}
+
+TEST_F(PolicyTest, MinCtasAboveMaxCtasTakesTheMax) {
+  const snac::Policy p = select(kH200, CtaBounds{40, 12});
+  EXPECT_EQ(max_workers(p), 12);
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 12);
+}
+
+TEST_F(PolicyTest, MinCtasOverridesFixedEnvironmentRoles) {
+  set("PURLIN_ROLES", "1,2,1");
+  const snac::Policy p = select(kH200, CtaBounds{10, 0});
+  EXPECT_EQ(planned_workers<L::AllGather>(p, kLargeFloats), 10);
+  EXPECT_EQ(planned_workers(p, kLargeFloats), 10);
+}
+
+TEST_F(PolicyTest, CtaBoundsFromTheConfig) {
+  const CtaBounds unset = cta_bounds(kUndef, kUndef);
+  EXPECT_EQ(unset.min, 0);
+  EXPECT_EQ(unset.max, 0);
+  const CtaBounds config = cta_bounds(2, 9);
+  EXPECT_EQ(config.min, 2);
+  EXPECT_EQ(config.max, 9);
+  EXPECT_EQ(cta_bounds(kUndef, 100000).max, 1024) << "capped";
+  EXPECT_EQ(cta_bounds(100000, kUndef).min, 1024) << "capped, also where no SM count caps it later";
+}
+
+// As in NCCL (init.cc: envConfigOverride), a valid environment value replaces the config's.
+TEST_F(PolicyTest, CtaBoundsEnvironmentOverridesTheConfig) {
+  set("NCCL_MAX_CTAS", "6");
+  const CtaBounds env = cta_bounds(2, 9);
+  EXPECT_EQ(env.min, 2);
+  EXPECT_EQ(env.max, 6);
+  set("NCCL_MIN_CTAS", "4");
+  EXPECT_EQ(cta_bounds(kUndef, 9).min, 4);
+  EXPECT_EQ(cta_bounds(kUndef, kUndef).max, 6) << "and sets what the config leaves unset";
+}
+
+TEST_F(PolicyTest, CtaBoundsIgnoreInvalidEnvironmentValues) {
+  for (const char* bad : {"0", "-3", "eight", "4x", " "}) {
+    set("NCCL_MIN_CTAS", bad);
+    set("NCCL_MAX_CTAS", bad);
+    const CtaBounds b = cta_bounds(2, 9);
+    EXPECT_EQ(b.min, 2) << "NCCL_MIN_CTAS=\"" << bad << "\"";
+    EXPECT_EQ(b.max, 9) << "NCCL_MAX_CTAS=\"" << bad << "\"";
+  }
+  set("NCCL_MIN_CTAS", "99999999999999999999");  // beyond int64: strtoll's ERANGE
+  EXPECT_EQ(cta_bounds(2, 9).min, 2);
+}
+
+TEST_F(PolicyTest, CtaBoundsCapLargeEnvironmentValues) {
+  set("NCCL_MAX_CTAS", "5000000000");  // beyond int
+  EXPECT_EQ(cta_bounds(kUndef, kUndef).max, 1024);
+}
+
+TEST_F(PolicyTest, CtaBoundsEnvironmentMinAboveTheMaxBecomesTheMax) {
+  set("NCCL_MIN_CTAS", "40");
+  const CtaBounds b = cta_bounds(kUndef, 12);
+  EXPECT_EQ(b.min, 12);
+  EXPECT_EQ(b.max, 12);
 }
 
 }  // namespace
