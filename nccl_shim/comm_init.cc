@@ -172,7 +172,7 @@ ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
     const std::string device_mem =
         c->native ? ", " + std::to_string(c->native->device_bytes() >> 20) + " MiB of device state" : "";
     if (res == ncclSuccess)
-      PURLIN_INFO("comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s%s); real NCCL: %s",
+      PURLIN_INFO(kInit, "comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s%s); real NCCL: %s",
                   static_cast<void*>(c), c->comm_name.empty() ? "" : " name ", c->comm_name.c_str(), c->rank,
                   c->nranks, c->cuda_device, me.pci_bus_id[0] ? me.pci_bus_id : "none",
                   route == Route::kNative ? "native" : "forward", reason.c_str(), device_mem.c_str(),
