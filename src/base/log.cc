@@ -264,18 +264,26 @@ void write(Level l, Subsys sub, const char* file, int line, const char* fmt, ...
   va_end(ap);
 }
 
-void write_version(const char* fmt, ...) {
+namespace {
+
+// How the version line prints: kNone when it does not.
+Level version_as() {
   Sink& s = sink();
   s.ensure_init();
+  if (enabled(Level::kInfo, Subsys::kAll)) return Level::kInfo;  // NCCL logs it under every subsystem
   const int requested = s.requested.load(std::memory_order_relaxed);
-  Level as;
-  if (enabled(Level::kInfo, Subsys::kAll)) {  // NCCL logs it under every subsystem
-    as = Level::kInfo;
-  } else if (requested == static_cast<int>(Level::kVersion) || requested == static_cast<int>(Level::kWarn)) {
-    as = Level::kVersion;
-  } else {
-    return;
-  }
+  if (requested == static_cast<int>(Level::kVersion) || requested == static_cast<int>(Level::kWarn))
+    return Level::kVersion;
+  return Level::kNone;
+}
+
+}  // namespace
+
+bool version_enabled() { return version_as() != Level::kNone; }
+
+void write_version(const char* fmt, ...) {
+  const Level as = version_as();
+  if (as == Level::kNone) return;
   va_list ap;
   va_start(ap, fmt);
   vwrite(as, Tag::kNone, "", 0, fmt, ap);

@@ -64,6 +64,9 @@ void write(Level l, Subsys s, const char* file, int line, const char* fmt, ...)
 // default WARN level alone prints no version line.
 void write_version(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// Whether write_version would print, for callers whose version text costs something.
+bool version_enabled();
+
 // Re-reads the environment and reopens the debug file (ncclResetDebugInit).
 void reset();
 

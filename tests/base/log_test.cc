@@ -233,27 +233,33 @@ TEST_F(LogFile, NoFileForVersionAloneNorForAnUnwritablePath) {
 }
 
 TEST_F(Log, VersionLineBareAtVersionAndWarnAsInfoAboveAndNoneByDefault) {
-  const auto version = [] { write_version("NCCL version %s (Purlin %s)", "2.32.3+cuda13.0", "0.1.0"); };
   const std::string bare = "NCCL version 2.32.3+cuda13.0 (Purlin 0.1.0)\n";
+  // The version line the current environment prints; version_enabled() must agree.
+  const auto version = [] {
+    const std::string out =
+        stderr_of([] { write_version("NCCL version %s (Purlin %s)", "2.32.3+cuda13.0", "0.1.0"); });
+    EXPECT_EQ(version_enabled(), !out.empty()) << out;
+    return out;
+  };
   with({{"NCCL_DEBUG", "VERSION"}});
-  EXPECT_EQ(stderr_of(version), bare);
+  EXPECT_EQ(version(), bare);
   with({{"NCCL_DEBUG", "WARN"}});
-  EXPECT_EQ(stderr_of(version), bare);
+  EXPECT_EQ(version(), bare);
   with({{"PURLIN_DEBUG", "VERSION"}});
-  EXPECT_EQ(stderr_of(version), bare);
+  EXPECT_EQ(version(), bare);
   // At INFO an INFO line, without Purlin's tag: it reads "NCCL INFO NCCL version" as NCCL's.
   with({{"NCCL_DEBUG", "INFO"}});
-  EXPECT_EQ(stderr_of(version), who() + " [0] NCCL INFO " + bare);
+  EXPECT_EQ(version(), who() + " [0] NCCL INFO " + bare);
   // NCCL logs it under every subsystem: any selected one shows it, none hides it.
   with({{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "COLL"}});
-  EXPECT_EQ(stderr_of(version), who() + " [0] NCCL INFO " + bare);
+  EXPECT_EQ(version(), who() + " [0] NCCL INFO " + bare);
   with({{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "^ALL"}});
-  EXPECT_EQ(stderr_of(version), "");
+  EXPECT_EQ(version(), "");
   // Purlin's default level is WARN, but nobody asked for a version: none, as NCCL unset.
   with({});
-  EXPECT_EQ(stderr_of(version), "");
+  EXPECT_EQ(version(), "");
   with({{"PURLIN_DEBUG", "NONE"}, {"NCCL_DEBUG", "VERSION"}});
-  EXPECT_EQ(stderr_of(version), "");
+  EXPECT_EQ(version(), "");
 }
 
 }  // namespace
