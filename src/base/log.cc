@@ -1,7 +1,5 @@
 #include "base/log.h"
 
-#include "base/env.h"
-
 #include <fcntl.h>
 #include <strings.h>
 #include <sys/syscall.h>
@@ -10,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -43,8 +42,12 @@ constexpr std::uint64_t kDefaultMask = static_cast<std::uint64_t>(Subsys::kInit)
                                        static_cast<std::uint64_t>(Subsys::kBootstrap) |
                                        static_cast<std::uint64_t>(Subsys::kEnv);
 
-// The variable's value, nullptr when unset or empty.
-const char* env_value(const std::string& v) { return v.empty() ? nullptr : v.c_str(); }
+// The variable's value, nullptr when unset or empty. Read directly, not through base/env,
+// which logs what it reads: the log cannot log while it reads its own settings.
+const char* env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
 
 // Level by name, case-insensitively as NCCL; nullptr when unset or unknown.
 const Level* parse_level(const char* s) {
@@ -130,15 +133,16 @@ struct Settings {
 // otherwise NCCL_DEBUG may raise the level, so existing NCCL habits keep working.
 Settings read_settings() {
   Settings s;
-  const std::string purlin = env::get_string("PURLIN_DEBUG");
-  if (!purlin.empty()) {
-    if (const Level* l = parse_level(purlin.c_str())) s.level = s.requested = *l;
-  } else if (const Level* l = parse_level(env_value(env::get_string("NCCL_DEBUG")))) {
+  if (const char* purlin = env_value("PURLIN_DEBUG"); purlin != nullptr) {
+    if (const Level* l = parse_level(purlin)) s.level = s.requested = *l;
+  } else if (const Level* l = parse_level(env_value("NCCL_DEBUG"))) {
     s.requested = *l;
     if (static_cast<int>(*l) > static_cast<int>(s.level)) s.level = *l;
   }
-  s.mask = parse_subsys(env_value(env::get_string("NCCL_DEBUG_SUBSYS")));
-  s.file_pattern = env::get_string("PURLIN_DEBUG_FILE", env::get_string("NCCL_DEBUG_FILE"));
+  s.mask = parse_subsys(env_value("NCCL_DEBUG_SUBSYS"));
+  const char* file = env_value("PURLIN_DEBUG_FILE");
+  if (file == nullptr) file = env_value("NCCL_DEBUG_FILE");
+  if (file != nullptr) s.file_pattern = file;
   return s;
 }
 

@@ -1,7 +1,9 @@
 // base/log in NCCL's conventions: the line shape of each level with Purlin's tag, the levels
 // of PURLIN_DEBUG / NCCL_DEBUG, NCCL_DEBUG_SUBSYS with its '^' negation, NCCL_DEBUG_FILE's
-// %h and %p, and when the version line prints and how.
+// %h and %p, when the version line prints and how, and base/env's "set by environment" line.
 #include "base/log.h"
+
+#include "base/env.h"
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
@@ -260,6 +262,26 @@ TEST_F(Log, VersionLineBareAtVersionAndWarnAsInfoAboveAndNoneByDefault) {
   EXPECT_EQ(version(), "");
   with({{"PURLIN_DEBUG", "NONE"}, {"NCCL_DEBUG", "VERSION"}});
   EXPECT_EQ(version(), "");
+}
+
+TEST_F(Log, EnvLogsEachSettingOnceUnderEnv) {
+  setenv("PURLIN_LOG_TEST_SLOTS", "12", 1);
+  setenv("LOG_TEST_NOT_A_SETTING", "x", 1);
+  with({{"PURLIN_DEBUG", "INFO"}});
+  const std::string err = stderr_of([] {
+    EXPECT_EQ(env::get_int("PURLIN_LOG_TEST_SLOTS", 0), 12);
+    EXPECT_EQ(env::get_string("PURLIN_LOG_TEST_SLOTS"), "12");
+    EXPECT_EQ(env::get_string("LOG_TEST_NOT_A_SETTING"), "x");
+    EXPECT_EQ(env::get_int("PURLIN_LOG_TEST_UNSET", 3), 3);
+  });
+  EXPECT_EQ(err, who() + " [0] NCCL INFO Purlin: PURLIN_LOG_TEST_SLOTS set by environment to 12\n");
+  // Filtered like any INFO line.
+  setenv("NCCL_LOG_TEST_OTHER", "1", 1);
+  with({{"PURLIN_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "^ENV"}});
+  EXPECT_EQ(stderr_of([] { (void)env::get_int("NCCL_LOG_TEST_OTHER", 0); }), "");
+  unsetenv("PURLIN_LOG_TEST_SLOTS");
+  unsetenv("LOG_TEST_NOT_A_SETTING");
+  unsetenv("NCCL_LOG_TEST_OTHER");
 }
 
 }  // namespace
