@@ -38,7 +38,7 @@ ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags) {
     if ((flags & NCCL_SUSPEND_MEM) != 0) {
       comm->suspended.store(true, std::memory_order_release);
       if (comm->native != nullptr)
-        PURLIN_INFO("%s: comm %p rank %d keeps its %llu MiB of native device state (peers map it)", fn,
+        PURLIN_INFO(kAlloc, "%s: comm %p rank %d keeps its %llu MiB of native device state (peers map it)", fn,
                     static_cast<void*>(comm), comm->rank,
                     static_cast<unsigned long long>(native_bytes(comm) >> 20));
     }

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "base/env.h"
@@ -70,8 +71,31 @@ int current_device() {
   return dev;
 }
 
+namespace {
+
+// Log lines name the caller's CUDA device, as NCCL's do; base/log cannot ask CUDA itself.
+[[maybe_unused]] const bool g_log_names_device = (log::set_device_query(&current_device), true);
+
+// NCCL's version line, once per process at the first communicator: the version
+// ncclGetVersion reports first, for the tools that read it, then Purlin's own and the real
+// NCCL it forwards to.
+void log_version_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!log::version_enabled()) return;  // spares loading the real NCCL just to name it
+    const RealNccl* rn = real_nccl();
+    log::write_version("NCCL version %s+cuda%d.%d (Purlin %s, the NCCL %s ABI; real NCCL: %s)",
+                       version_text(rn != nullptr ? rn->version : NCCL_VERSION_CODE).c_str(),
+                       CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10, PURLIN_VERSION,
+                       version_text(NCCL_VERSION_CODE).c_str(), real_nccl_describe().c_str());
+  });
+}
+
+}  // namespace
+
 ncclResult_t new_comm(const char* fn, int nranks, int rank, int cuda_device,
                       const ncclConfig_t* config, const ncclComm* parent, ncclComm** out) {
+  log_version_once();
   ncclConfig_t cfg;
   if (ncclResult_t r = resolve_config(fn, config, parent, &cfg); r != ncclSuccess) return r;
   auto* c = new ncclComm();
@@ -157,7 +181,7 @@ ncclResult_t run_init(ncclComm* c, const ncclUniqueId& id) {
     const std::string device_mem =
         c->native ? ", " + std::to_string(c->native->device_bytes() >> 20) + " MiB of device state" : "";
     if (res == ncclSuccess)
-      PURLIN_INFO("comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s%s); real NCCL: %s",
+      PURLIN_INFO(kInit, "comm %p%s%s rank %d/%d cudaDev %d busId %s: route=%s (%s%s); real NCCL: %s",
                   static_cast<void*>(c), c->comm_name.empty() ? "" : " name ", c->comm_name.c_str(), c->rank,
                   c->nranks, c->cuda_device, me.pci_bus_id[0] ? me.pci_bus_id : "none",
                   route == Route::kNative ? "native" : "forward", reason.c_str(), device_mem.c_str(),

@@ -164,7 +164,7 @@ class Search {
     found_ = resolved;
     found_ += " (NCCL " + version_text(lib->version) + ", via " + origin + ")";
     if (!binder.missing_optional().empty()) {
-      PURLIN_INFO("real NCCL %s predates %s; those calls will fail", found_.c_str(),
+      PURLIN_INFO(kInit, "real NCCL %s predates %s; those calls will fail", found_.c_str(),
                   binder.missing_optional().c_str());
     }
     return lib;
@@ -182,7 +182,7 @@ class Search {
 
  private:
   void refuse(const std::string& path, const char* origin, const std::string& why) {
-    PURLIN_INFO("not using %s (from %s) as the real NCCL: %s", path.c_str(), origin, why.c_str());
+    PURLIN_INFO(kInit, "not using %s (from %s) as the real NCCL: %s", path.c_str(), origin, why.c_str());
     if (!refused_.empty()) refused_ += "; ";
     refused_ += path + ": " + why;
   }
@@ -284,7 +284,7 @@ Loaded load_once() noexcept {
     out.describe = "no real NCCL: the search ran out of memory";
   }
   if (out.lib) {
-    PURLIN_INFO("forwarding to real NCCL %s", out.describe.c_str());
+    PURLIN_INFO(kInit, "forwarding to real NCCL %s", out.describe.c_str());
   } else {
     PURLIN_WARN("%s. Calls Purlin forwards will fail; set PURLIN_NCCL_LIBRARY=/path/to/libnccl.so.2",
                 out.describe.c_str());

@@ -1,5 +1,7 @@
 // Typed reads of Purlin's environment variables. Every variable Purlin reads is listed
-// in README.md; reading them through here keeps parsing and error reporting uniform.
+// in README.md; reading them through here keeps parsing and error reporting uniform. The
+// first read of a set NCCL_* or PURLIN_* variable logs NCCL's "NCCL_X set by environment to
+// Y" line (INFO, subsystem ENV).
 #pragma once
 
 #include <cstdint>

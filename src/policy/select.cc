@@ -87,8 +87,10 @@ snac::Policy fit_coresident(snac::Policy p, const Facts& facts) {
 snac::Policy bound_ctas(snac::Policy p, const CtaBounds& bounds, const Facts& facts) {
   int max = bounds.max;
   if (max > 0 && max < kComposedMin) {
-    PURLIN_INFO("maxCTAs %d is below the %d CTAs a composed collective needs (one per role group); using %d", max,
-                kComposedMin, kComposedMin);
+    PURLIN_INFO(kTuning,
+                "maxCTAs %d is below the %d CTAs a composed collective needs (one per role "
+                "group); using %d",
+                max, kComposedMin, kComposedMin);
     max = kComposedMin;
   }
   if (max > 0) {

@@ -66,7 +66,7 @@ ncclResult_t Communicator::create(const ncclUniqueId& id, int rank, int nranks, 
   }
   if (comm->ranks_on_my_gpu_ > 1) {
     // NCCL 2.28 refuses this; Purlin allows it (testing several ranks on one GPU).
-    PURLIN_INFO("rank %d: %d ranks share GPU %s (cudaDev %d)", rank, comm->ranks_on_my_gpu_,
+    PURLIN_INFO(kInit, "rank %d: %d ranks share GPU %s (cudaDev %d)", rank, comm->ranks_on_my_gpu_,
                 me.pci_bus_id[0] ? me.pci_bus_id : "?", me.cuda_device);
   }
   *out = std::move(comm);

@@ -277,7 +277,7 @@ ncclResult_t DeviceState::Impl::prepare(Communicator& comm, PeerRecord& mine) {
     mine.exported = 1;
   } else {
     (void)cudaGetLastError();
-    PURLIN_INFO("rank %d: cudaIpcGetMemHandle failed (%s): only same-process peers can map "
+    PURLIN_INFO(kP2p, "rank %d: cudaIpcGetMemHandle failed (%s): only same-process peers can map "
                 "this rank's memory",
                 rank, cudaGetErrorName(exported));
   }
@@ -369,7 +369,7 @@ ncclResult_t DeviceState::Impl::finish_init() {
 void DeviceState::Impl::report(int ranks) const {
   const snac::Roles& t = policy.throughput;
   const snac::Roles& l = policy.latency;
-  PURLIN_INFO(
+  PURLIN_INFO(kInit,
       "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "

@@ -7,13 +7,19 @@
 
 namespace purlin::test {
 
-// Number of "Purlin WARN" lines in `err`; the first one goes to *first.
+// What marks a WARN line as Purlin's (base/log.h): NCCL's level word, then Purlin's tag,
+// which tells it from a line of the real NCCL.
+inline constexpr char kPurlinWarn[] = "NCCL WARN Purlin: ";
+
+inline bool is_purlin_warn(const std::string& line) { return line.find(kPurlinWarn) != std::string::npos; }
+
+// Number of Purlin's WARN lines in `err`; the first one goes to *first.
 inline int warn_lines(const std::string& err, std::string* first) {
   std::istringstream in(err);
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
-    if (line.find("Purlin WARN") == std::string::npos) continue;
+    if (!is_purlin_warn(line)) continue;
     if (n++ == 0) *first = line;
   }
   return n;

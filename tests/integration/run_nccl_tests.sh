@@ -115,10 +115,10 @@ for c in "${cases[@]}"; do
   oob=$(sed -n 's/^# *Out of bounds values *: *\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
 
   # The shim logs one INFO line per communicator naming its route (native or forwarded),
-  # e.g. "host:pid:tid Purlin INFO comm.cc:NN ... route ...". Its absence means Purlin was
+  # e.g. "host:pid:tid [0] NCCL INFO Purlin: comm ... route=native ...". Its absence means Purlin was
   # not preloaded or did not see the communicator, so the run tested the real NCCL only.
   if [[ -z $purlin_lib ]]; then route=n/a
-  elif grep 'Purlin INFO' "$log" | grep -q 'route'; then route=yes
+  elif grep 'NCCL INFO Purlin: ' "$log" | grep -q 'route='; then route=yes
   else route=no; fi
 
   why=()
@@ -127,7 +127,7 @@ for c in "${cases[@]}"; do
   [[ $wrong -eq 0 ]] || why+=("$wrong wrong values")
   if [[ -z $oob ]]; then why+=("no 'Out of bounds values' footer")
   elif [[ $oob -ne 0 ]]; then why+=("$oob out-of-bounds results"); fi
-  [[ $route != no ]] || why+=("no 'Purlin INFO ... route' line")
+  [[ $route != no ]] || why+=("no 'NCCL INFO Purlin: ... route=' line")
 
   summary="$(printf '%-32s lines=%-4d wrong=%-3d oob=%-3s rc=%-3d route=%-3s %3ds  %s' \
     "$label" "$lines" "$wrong" "${oob:--}" "$rc" "$route" "$secs" "$log")"

@@ -64,13 +64,13 @@ if [[ $rc -ne 0 ]]; then
 fi
 if [[ -z $totals ]]; then failed=1; fi
 # The shim logs one INFO line per communicator naming its route (native or forwarded):
-# "host:pid:tid Purlin INFO <file>:<line> ... route ...". Without it Purlin was not
+# "host:pid:tid [cudaDev] NCCL INFO Purlin: comm ... route=...". Without it Purlin was not
 # preloaded or never saw PyTorch's communicator, and the run tested the real NCCL only.
 if [[ -n $purlin_lib ]]; then
-  if grep 'Purlin INFO' "$out_dir/torch.err" | grep -q 'route'; then
-    echo "Purlin routing line: $(grep 'Purlin INFO' "$out_dir/torch.err" | grep -m 1 'route')"
+  if grep 'NCCL INFO Purlin: ' "$out_dir/torch.err" | grep -q 'route='; then
+    echo "Purlin routing line: $(grep 'NCCL INFO Purlin: ' "$out_dir/torch.err" | grep -m 1 'route=')"
   else
-    echo "FAIL: no 'Purlin INFO ... route' line in $out_dir/torch.err"
+    echo "FAIL: no 'NCCL INFO Purlin: ... route=' line in $out_dir/torch.err"
     failed=1
   fi
 fi

@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 
+#include "common/warn_lines.h"
 #include "forwarding_fixture.h"
 #include "nccl_api.h"
 
@@ -18,15 +19,14 @@ class OlderNccl : public Forwarding {
   int expected_version() const override { return FAKE_NCCL_228_VERSION; }
 };
 
-// The WARN lines `call` writes on stderr (Purlin's log; the shape of the line may change,
-// its level word stays).
+// Purlin's WARN lines `call` writes on stderr.
 std::vector<std::string> warnings_of(const std::function<void()>& call) {
   testing::internal::CaptureStderr();
   call();
   std::istringstream err(testing::internal::GetCapturedStderr());
   std::vector<std::string> lines;
   for (std::string line; std::getline(err, line);) {
-    if (line.find(" WARN ") != std::string::npos) lines.push_back(line);
+    if (purlin::test::is_purlin_warn(line)) lines.push_back(line);
   }
   return lines;
 }

@@ -96,7 +96,8 @@ ncclResult_t create_checked(const UniqueIdContents& id, int rank, int nranks, st
   net::Socket listener;
   net::Address listen;
   if (ncclResult_t r = net::listen_on(local.addr, &listener, &listen); r != ncclSuccess) return r;
-  PURLIN_INFO("bootstrap rank %d/%d: listening on %s %s", rank, nranks, local.ifname.c_str(), listen.str().c_str());
+  PURLIN_INFO(kBootstrap, "bootstrap rank %d/%d: listening on %s %s", rank, nranks, local.ifname.c_str(),
+              listen.str().c_str());
   std::vector<net::Address> peers;
   if (ncclResult_t r = join_root(id, rank, nranks, listen, deadline, &peers); r != ncclSuccess) return r;
   return Mesh::create(rank, std::move(peers), id.secret, std::move(listener), timeout_s, mesh);
@@ -131,7 +132,8 @@ ncclResult_t Bootstrap::create(const ncclUniqueId& id, int rank, int nranks, std
     PURLIN_WARN("bootstrap rank %d/%d: %s", rank, nranks, e.what());
     return ncclSystemError;
   }
-  PURLIN_INFO("bootstrap rank %d/%d: rendezvous done through root %s", rank, nranks, contents.root.str().c_str());
+  PURLIN_INFO(kBootstrap, "bootstrap rank %d/%d: rendezvous done through root %s", rank, nranks,
+              contents.root.str().c_str());
   return ncclSuccess;
 }
 

@@ -270,7 +270,7 @@ void Mesh::deliver(Inbound& in) {
 ncclResult_t Mesh::wait_failure(Wait w, const char* op, int peer, int tag) {
   switch (w) {
     case Wait::kAborted:
-      PURLIN_INFO("bootstrap rank %d: %s rank %d (tag %d) interrupted by abort", rank_, op, peer, tag);
+      PURLIN_INFO(kBootstrap, "bootstrap rank %d: %s rank %d (tag %d) interrupted by abort", rank_, op, peer, tag);
       return ncclRemoteError;
     case Wait::kTimeout:
       PURLIN_WARN("bootstrap rank %d: %s rank %d (tag %d) timed out after %d s", rank_, op, peer, tag, timeout_s_);

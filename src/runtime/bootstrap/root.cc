@@ -108,7 +108,7 @@ class Rendezvous {
     net::Io io = net::read_some(p.sock.fd(), buf + p.got, sizeof(p.hello) - p.got, &n);
     if (io == net::Io::kWouldBlock) return false;
     if (io != net::Io::kProgress) {
-      PURLIN_TRACE("bootstrap root %s: %s left before its hello", name_.c_str(), p.from.str().c_str());
+      PURLIN_TRACE(kBootstrap, "bootstrap root %s: %s left before its hello", name_.c_str(), p.from.str().c_str());
       p.sock.close();
       return false;
     }
@@ -141,7 +141,7 @@ class Rendezvous {
       ranks_.resize(nranks_);
       addrs_.resize(nranks_);
     }
-    PURLIN_TRACE("bootstrap root %s: rank %d/%d joined from %s, listening on %s", name_.c_str(), h.rank,
+    PURLIN_TRACE(kBootstrap, "bootstrap root %s: rank %d/%d joined from %s, listening on %s", name_.c_str(), h.rank,
                  nranks_, p.from.str().c_str(), listen.str().c_str());
     ranks_[h.rank] = std::move(p.sock);
     addrs_[h.rank] = h.listen;
@@ -169,7 +169,7 @@ class Rendezvous {
       net::send_all(s.fd(), msg.data(), msg.size(), deadline, nullptr, "sending the address table");
       s.close();
     }
-    PURLIN_INFO("bootstrap root %s: group of %d ranks formed", name_.c_str(), nranks_);
+    PURLIN_INFO(kBootstrap, "bootstrap root %s: group of %d ranks formed", name_.c_str(), nranks_);
   }
 
   net::Socket listener_;

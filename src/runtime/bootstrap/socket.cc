@@ -36,7 +36,7 @@ ncclResult_t wait_ready(int fd, short events, Deadline deadline, const AbortSign
   pollfd fds[2] = {{fd, events, 0}, {abort != nullptr ? abort->fd() : -1, POLLIN, 0}};
   int rc = poll_until(fds, 2, deadline);
   if (abort != nullptr && abort->raised()) {
-    PURLIN_INFO("bootstrap: %s interrupted by abort", what);
+    PURLIN_INFO(kBootstrap, "bootstrap: %s interrupted by abort", what);
     return ncclRemoteError;
   }
   if (rc < 0) {

@@ -76,7 +76,7 @@ ncclResult_t create_unique_id(ncclUniqueId* out) {
   net::Socket listener;
   if (ncclResult_t r = net::listen_on(local.addr, &listener, &contents.root); r != ncclSuccess) return r;
   const int timeout_s = bootstrap_timeout_s();
-  PURLIN_INFO("bootstrap: root listening on %s %s (timeout %d s)", local.ifname.c_str(),
+  PURLIN_INFO(kBootstrap, "bootstrap: root listening on %s %s (timeout %d s)", local.ifname.c_str(),
               contents.root.str().c_str(), timeout_s);
   // The id is filled only once the root is serving, so a returned id always names a live root.
   if (ncclResult_t r = start_root(std::move(listener), contents.secret, timeout_s); r != ncclSuccess) return r;

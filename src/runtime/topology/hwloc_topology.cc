@@ -19,13 +19,13 @@ constexpr const char* kSkippedComponents[] = {"cuda", "nvml", "opencl", "rsmi", 
 hwloc_topology_t load_topology() {
   // A library built against one hwloc ABI and run with another reads garbage.
   if ((hwloc_get_api_version() >> 16) != (HWLOC_API_VERSION >> 16)) {
-    PURLIN_INFO("hwloc runtime API 0x%x does not match the 0x%x Purlin was built with; "
+    PURLIN_INFO(kGraph, "hwloc runtime API 0x%x does not match the 0x%x Purlin was built with; "
                 "no topology", hwloc_get_api_version(), static_cast<unsigned>(HWLOC_API_VERSION));
     return nullptr;
   }
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0) {
-    PURLIN_INFO("hwloc_topology_init failed (%s); no topology", std::strerror(errno));
+    PURLIN_INFO(kGraph, "hwloc_topology_init failed (%s); no topology", std::strerror(errno));
     return nullptr;
   }
   // Keep PCI devices and the bridges above them: a GPU's locality is the CPU-side object
@@ -36,11 +36,11 @@ hwloc_topology_t load_topology() {
     (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, name);
   }
   if (hwloc_topology_load(topo) != 0) {
-    PURLIN_INFO("hwloc_topology_load failed (%s); no topology", std::strerror(errno));
+    PURLIN_INFO(kGraph, "hwloc_topology_load failed (%s); no topology", std::strerror(errno));
     hwloc_topology_destroy(topo);
     return nullptr;
   }
-  PURLIN_INFO("hwloc %s: %d PUs, %d NUMA nodes, %d PCI devices", HWLOC_VERSION,
+  PURLIN_INFO(kGraph, "hwloc %s: %d PUs, %d NUMA nodes, %d PCI devices", HWLOC_VERSION,
               hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU),
               hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE),
               hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PCI_DEVICE));
@@ -95,19 +95,19 @@ BindOutcome bind_thread_within(hwloc_topology_t topo, hwloc_const_cpuset_t local
   Bitmap target(hwloc_bitmap_alloc());
   if (!current || !target) return BindOutcome::kNoMemory;
   if (hwloc_get_cpubind(topo, current.get(), HWLOC_CPUBIND_THREAD) != 0) {
-    PURLIN_INFO("%s: cannot read this thread's CPU binding (%s); not binding", what.c_str(),
+    PURLIN_INFO(kInit, "%s: cannot read this thread's CPU binding (%s); not binding", what.c_str(),
                 std::strerror(errno));
     return BindOutcome::kSkipped;
   }
   hwloc_bitmap_and(target.get(), current.get(), local);
   if (hwloc_bitmap_iszero(target.get())) {
     // The thread was placed away from the GPU on purpose (or by a cgroup); respect it.
-    PURLIN_INFO("%s: thread affinity %s excludes the GPU's local CPUs %s; keeping it",
+    PURLIN_INFO(kInit, "%s: thread affinity %s excludes the GPU's local CPUs %s; keeping it",
                 what.c_str(), bitmap_list(current.get()).c_str(), bitmap_list(local).c_str());
     return BindOutcome::kSkipped;
   }
   if (hwloc_bitmap_isequal(target.get(), current.get())) {
-    PURLIN_INFO("%s: thread already runs within its local CPUs (%s)", what.c_str(),
+    PURLIN_INFO(kInit, "%s: thread already runs within its local CPUs (%s)", what.c_str(),
                 bitmap_list(current.get()).c_str());
     return BindOutcome::kUnchanged;
   }
@@ -117,7 +117,7 @@ BindOutcome bind_thread_within(hwloc_topology_t topo, hwloc_const_cpuset_t local
     return BindOutcome::kFailed;
   }
   if (previous != nullptr) hwloc_bitmap_copy(previous, current.get());
-  PURLIN_INFO("%s: bound this thread to CPUs %s (was %s)", what.c_str(),
+  PURLIN_INFO(kInit, "%s: bound this thread to CPUs %s (was %s)", what.c_str(),
               bitmap_list(target.get()).c_str(), bitmap_list(current.get()).c_str());
   return BindOutcome::kBound;
 }

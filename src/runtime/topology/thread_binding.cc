@@ -19,19 +19,19 @@ ncclResult_t bind_near(int cuda_device, hwloc_bitmap_t previous) {
   std::string why;
   const std::string bus_id = cuda_pci_bus_id(cuda_device, &why);
   if (bus_id.empty()) {
-    PURLIN_INFO("CUDA device %d: no PCI bus id (%s); not binding this thread", cuda_device,
+    PURLIN_INFO(kInit, "CUDA device %d: no PCI bus id (%s); not binding this thread", cuda_device,
                 why.c_str());
     return ncclSuccess;
   }
   hwloc_topology_t topo = process_topology();
   if (topo == nullptr) {
-    PURLIN_INFO("CUDA device %d (PCI %s): no hwloc topology; not binding this thread",
+    PURLIN_INFO(kInit, "CUDA device %d (PCI %s): no hwloc topology; not binding this thread",
                 cuda_device, bus_id.c_str());
     return ncclSuccess;
   }
   hwloc_obj_t local = gpu_local_ancestor(topo, bus_id);
   if (local == nullptr) {
-    PURLIN_INFO("CUDA device %d: hwloc knows no PCI device %s (no PCI information, e.g. in "
+    PURLIN_INFO(kInit, "CUDA device %d: hwloc knows no PCI device %s (no PCI information, e.g. in "
                 "a VM); not binding this thread", cuda_device, bus_id.c_str());
     return ncclSuccess;
   }
@@ -65,7 +65,7 @@ ScopedThreadBinding::~ScopedThreadBinding() {
                 bitmap_list(previous.get()).c_str(), std::strerror(errno));
     return;
   }
-  PURLIN_INFO("restored this thread's CPU binding to %s", bitmap_list(previous.get()).c_str());
+  PURLIN_INFO(kInit, "restored this thread's CPU binding to %s", bitmap_list(previous.get()).c_str());
 }
 
 }  // namespace purlin::runtime
