@@ -7,6 +7,13 @@
 #   purlin_nccl_entry_table(OUT)     the real-NCCL entry-point table the loader binds
 set(PURLIN_NCCL_ABI_FILE ${PROJECT_SOURCE_DIR}/nccl_shim/nccl-2.32.3.symbols)
 set(PURLIN_PUBLIC_HEADER ${PROJECT_SOURCE_DIR}/include/purlin/purlin.h)
+# The NCCL release whose ABI that is, from the list's name: libnccl's file name
+# (libnccl.so.<version>) and the package's nccl.pc carry it.
+string(REGEX MATCH "nccl-([0-9]+\\.[0-9]+\\.[0-9]+)\\.symbols$" _ "${PURLIN_NCCL_ABI_FILE}")
+set(PURLIN_NCCL_ABI_VERSION ${CMAKE_MATCH_1})
+if(NOT PURLIN_NCCL_ABI_VERSION)
+  message(FATAL_ERROR "${PURLIN_NCCL_ABI_FILE}: not named nccl-<major>.<minor>.<patch>.symbols")
+endif()
 set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              ${PURLIN_NCCL_ABI_FILE} ${PURLIN_PUBLIC_HEADER})
 
