@@ -16,8 +16,16 @@ class DeviceScope {
     }
     if (saved_ != device) (void)cudaSetDevice(device);
   }
+  // A call on the caller's own device (the common case) leaves nothing to give back; asking
+  // the runtime which device is current is far cheaper than setting it again.
   ~DeviceScope() {
-    if (saved_ >= 0) (void)cudaSetDevice(saved_);
+    if (saved_ < 0) return;
+    int now = -1;
+    if (cudaGetDevice(&now) != cudaSuccess) {
+      (void)cudaGetLastError();
+      now = -1;
+    }
+    if (now != saved_) (void)cudaSetDevice(saved_);
   }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;

@@ -46,7 +46,9 @@ ncclResult_t prepare_native(Descriptor* d) {
       if (ncclResult_t r = check_reachable(fn, "sendbuff", d->sendbuff, d->comm->cuda_device); r != ncclSuccess)
         return r;
     }
-    if (use.writes_recv && use.recv_elems != 0) {
+    // In place, the one lookup above answered for both.
+    const bool looked_up = use.reads_send && use.send_elems != 0 && d->recvbuff == d->sendbuff;
+    if (use.writes_recv && use.recv_elems != 0 && !looked_up) {
       if (ncclResult_t r = check_reachable(fn, "recvbuff", d->recvbuff, d->comm->cuda_device); r != ncclSuccess)
         return r;
     }

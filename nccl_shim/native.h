@@ -9,7 +9,7 @@
 namespace purlin::shim {
 
 // What the native path adds to validation, done when the call is made (a group issues it
-// later): refuses an in-place ncclAlltoAll and resolves a user operator's scalar into *d.
+// later): refuses buffers the GPU cannot reach and resolves a user operator's scalar into *d.
 ncclResult_t prepare_native(Descriptor* d);
 
 // Launches a prepared descriptor on its stream, on its communicator's GPU.

@@ -34,6 +34,15 @@ const std::size_t* or_null(const std::vector<size_t>& v) { return v.empty() ? nu
 
 }  // namespace
 
+bool moves_nothing(const Descriptor& d, int nranks) {
+  // With one rank every collective's only region is input region 0 = output region 0, which
+  // lies at the same address in place (launch/args.h: local_copy). A V collective's
+  // displacements may still move it, and its tables are not consulted here. An ncclXConfig
+  // call keeps its path: its config may ask for a launch-completion event (coll_config.h).
+  return nranks == 1 && !is_v(d.kind) && d.coll == nullptr && d.sendbuff == d.recvbuff &&
+         static_cast<int>(d.op) < ncclNumOps;
+}
+
 launch::Call to_call(const Descriptor& d) {
   launch::Call c;
   c.collective = collective_of(d.kind);

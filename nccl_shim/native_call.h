@@ -1,6 +1,6 @@
-// The native path's two translations, kept free of device state so that CI can test them:
-// a validated Descriptor into the launch bridge's Call, and the bridge's Result back into
-// an NCCL result with one WARN.
+// The native path's translations, kept free of device state so that CI can test them: a
+// validated Descriptor into the launch bridge's Call (or into nothing at all), and the
+// bridge's Result back into an NCCL result with one WARN.
 #pragma once
 
 #include <nccl.h>
@@ -10,6 +10,13 @@
 #include "launch/call.h"
 
 namespace purlin::shim {
+
+// Whether a native call on a communicator of `nranks` moves nothing at all: one rank, in
+// place, no per-call config, and no operator that transforms the one contribution (PreMulSum
+// scales it). NCCL
+// launches nothing for such a call either, so the router returns at once, with nothing to
+// check, defer or launch (nccl-tests -g 1 times exactly this path in place).
+bool moves_nothing(const Descriptor& d, int nranks);
 
 // The Call that runs `d`. V tables point into d.v, which must outlive the launch. A user
 // operator (op >= ncclNumOps) becomes launch::kPreMulSum with the scalar d carries.

@@ -8,6 +8,7 @@
 #include "forward.h"
 #include "group.h"
 #include "native.h"
+#include "native_call.h"
 
 namespace purlin::shim {
 
@@ -34,6 +35,7 @@ ncclResult_t enqueue(const Descriptor& d) {
     }
     return forward_now(d);
   }
+  if (moves_nothing(d, d.comm->nranks)) return ncclSuccess;
   Descriptor nd = d;
   if (ncclResult_t r = prepare_native(&nd); r != ncclSuccess) return r;
   if (in_group()) {

@@ -4,7 +4,7 @@
 //
 // Shapes follow NCCL's counts (tests/snac/specs.h builds them the same way):
 //   per-rank count (AllGather, ReduceScatter, AllToAll, Gather, Scatter)  FixedShape::uniform
-//   whole-buffer count (AllReduce, Broadcast, Reduce)  FixedShape::split, 16-byte granule
+//   whole-buffer count (AllReduce, Broadcast, Reduce)  layout::whole_buffer_shape, 16-byte granule
 //   AllGatherV, ReduceScatterV   both shapes = the one table of the scattered side
 //   AllToAllV                    input = send table, output = receive table, agreed maximum
 // Copies run on a byte element, so their counts (and V tables) are converted to bytes here.
@@ -200,7 +200,8 @@ Result make_args(const Call& call, const snac::Handle& h, ShapeTables<C>& tables
     std::size_t count = 0;
     if (!detail::scale_count(call.count, scale, count)) return bad_argument("count");
     if constexpr (kWholeBufferCount<C>) {
-      args.in_shape = args.out_shape = layout::FixedShape::split(count, n, kSplitGranule<E>);
+      args.in_shape = args.out_shape =
+          layout::whole_buffer_shape<C>(count, n, call.root, kSplitGranule<E>);
     } else {
       if (count > std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(n)) {
         return bad_argument("count");

@@ -190,6 +190,12 @@ struct compose {
   static constexpr int role_groups = 3;  // stagers, F's consumers, G's consumers
   static constexpr Root root_role = F::root_role != Root::none ? F::root_role : G::root_role;
   static constexpr bool reduces = F::reduces || G::reduces;
+  // Gathering to a root (Reduce): the root already reads every other rank's intermediate and
+  // writes the whole output, so it is given no partition of F to form; the others share the
+  // whole buffer (whole_buffer_shape). Its F consumers idle and their workers go to its G
+  // consumers (snac plan.h: rank_roles), which takes F's work off the one rank that bounds
+  // the call.
+  static constexpr bool splits_around_root = G::root_role == Root::consumer;
 
   // Whether `rank` reads its input buffer / writes its output buffer.
   PURLIN_HD static constexpr bool is_producer(int rank, int root) {
@@ -240,6 +246,20 @@ struct compose {
            G::source(rank, rank, root).rank == rank;
   }
 };
+
+// The partitions of a collective that takes one whole-buffer count (AllReduce, Broadcast,
+// Reduce): cut evenly over the ranks, or over all but the root where the composition gathers to
+// it (splits_around_root). Starts are multiples of `granule` elements.
+template <class C>
+PURLIN_HD constexpr FixedShape whole_buffer_shape(std::size_t total, int ranks, int root,
+                                                  std::size_t granule) {
+  if constexpr (C::phases == 2) {
+    if constexpr (C::splits_around_root) {
+      return FixedShape::split_around(total, ranks, root, granule);
+    }
+  }
+  return FixedShape::split(total, ranks, granule);
+}
 
 template <class C>
 concept Declaration = requires {

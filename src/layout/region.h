@@ -41,10 +41,13 @@ struct Region {
 //    on a vector boundary when the buffer does. The last non-empty partition takes the short
 //    remainder and any after it are empty: no tail is dropped when `total` is not a multiple of
 //    ranks * granule.
+//  - split_around: split over every rank but one, whose partition is empty (Reduce: its root
+//    gathers every partition, so it reduces none; collective.h: splits_around_root).
 struct FixedShape {
   std::size_t stride = 0;  // elements between consecutive partition starts
   std::size_t total = 0;   // elements of the whole (scattered) buffer
   int ranks = 1;
+  int empty = -1;  // the partition split_around leaves empty; -1: none
 
   PURLIN_HD static constexpr FixedShape uniform(std::size_t count, int ranks) {
     return {count, count * static_cast<std::size_t>(ranks), ranks};
@@ -57,12 +60,26 @@ struct FixedShape {
             ranks};
   }
 
+  // As split over ranks - 1 partitions, in rank order with `empty`'s left out; one rank has no
+  // other to give its share to, so it keeps the plain split.
+  PURLIN_HD static constexpr FixedShape split_around(std::size_t total, int ranks, int empty,
+                                                     std::size_t granule = 1) {
+    if (ranks < 2 || empty < 0 || empty >= ranks) return split(total, ranks, granule);
+    FixedShape s = split(total, ranks - 1, granule);
+    s.ranks = ranks;
+    s.empty = empty;
+    return s;
+  }
+
   PURLIN_HD constexpr std::size_t offset(int k) const {
-    return detail::min_of(static_cast<std::size_t>(k) * stride, total);
+    return detail::min_of(static_cast<std::size_t>(place(k)) * stride, total);
   }
   PURLIN_HD constexpr std::size_t size(int k) const {
-    return detail::min_of(static_cast<std::size_t>(k + 1) * stride, total) - offset(k);
+    if (k == empty) return 0;
+    return detail::min_of(static_cast<std::size_t>(place(k) + 1) * stride, total) - offset(k);
   }
+  // Partition k's place in the run of nonempty-able partitions: `empty` takes no place.
+  PURLIN_HD constexpr int place(int k) const { return empty >= 0 && k > empty ? k - 1 : k; }
   // Elements a buffer holding every partition must span.
   PURLIN_HD constexpr std::size_t extent() const { return total; }
   // The largest partition; it sets how many chunks a launch has (chunking.h).

@@ -2,7 +2,8 @@
 // communicator geometry) before any worker starts. It is computed once per rank on the host
 // from inputs that are identical on every rank (the shape's maximum partition, the policy, the
 // communicator's sizes), so every rank chooses the same regime, chunk stride, ring and epoch
-// advance: the flag a consumer waits for is computed from its own plan, never exchanged.
+// advance: the flag a consumer waits for is computed from its own plan, never exchanged. Only
+// the split of a rank's workers into role groups may differ between ranks (rank_roles).
 #pragma once
 
 #include <cstddef>
@@ -221,34 +222,19 @@ PURLIN_HD constexpr long consume_units(int regions, bool reduces, int ranks) {
 // (perf/snac/results/h200-20261203-all, sweeps).
 PURLIN_HD constexpr int zero_copy_stagers(int partitions) { return (partitions + 3) / 4; }
 
-// Policy::throughput_workers split over the role groups of C in proportion to the bytes each
-// moves per chunk ordinal: stagers copy every input partition's chunk (under zero-copy they
-// only publish, and get zero_copy_stagers), consumers (and a composition's finishers)
-// consume_units of their output. Every group gets at least one worker; rounding leftovers go
-// to, or come from, the heaviest weighted group. Team 1.
-template <class C>
-PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy = false) {
-  using P = Program<C>;
-  const int groups = P::groups;
-  const int partitions = P::F::Input::regions(ranks);
-  const long w[3] = {2L * partitions, consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
-                     P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
-                                 : 0};
-  int size[3] = {0, 0, 0};
-  int first = 0;  // the first weighted group
-  if (zero_copy) {
-    size[0] = layout::detail::min_of(zero_copy_stagers(partitions),
-                                     layout::detail::max_of(1, workers - (groups - 1)));
-    workers -= size[0];
-    first = 1;
-  }
+// `workers` split over the role groups in proportion to weights w (groups from `first` on;
+// groups before it are already sized): every group gets at least one worker; rounding
+// leftovers go to, or come from, the heaviest weighted group. Team 1.
+PURLIN_HD constexpr Roles split_by_weight(int workers, int groups, const long (&w)[3], int first,
+                                          int (&size)[3]) {
   long total = 0;
   for (int g = first; g < groups; ++g) total += w[g];
   int sum = 0;
   int heaviest = first;
   for (int g = first; g < groups; ++g) {
-    size[g] = static_cast<int>(
-        layout::detail::max_of<long>(1, (2 * workers * w[g] + total) / (2 * total)));
+    size[g] = total > 0 ? static_cast<int>(layout::detail::max_of<long>(
+                              1, (2 * workers * w[g] + total) / (2 * total)))
+                        : 1;
     sum += size[g];
     if (w[g] > w[heaviest]) heaviest = g;
   }
@@ -261,6 +247,74 @@ PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy 
     --sum;
   }
   return Roles{size[0], size[1], groups == 3 ? size[2] : 1, 1};
+}
+
+// Policy::throughput_workers split over the role groups of C in proportion to the bytes each
+// moves per chunk ordinal, with every partition the same size on every rank: stagers copy
+// every input partition's chunk (under zero-copy they only publish, and get
+// zero_copy_stagers), consumers (and a composition's finishers) consume_units of their output.
+template <class C>
+PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy = false) {
+  using P = Program<C>;
+  const int partitions = P::F::Input::regions(ranks);
+  const long w[3] = {2L * partitions, consume_units(P::F::Output::regions(ranks), P::F::reduces, ranks),
+                     P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
+                                 : 0};
+  int size[3] = {0, 0, 0};
+  int first = 0;
+  if (zero_copy) {
+    size[0] = layout::detail::min_of(zero_copy_stagers(partitions),
+                                     layout::detail::max_of(1, workers - (P::groups - 1)));
+    workers -= size[0];
+    first = 1;
+  }
+  return split_by_weight(workers, P::groups, w, first, size);
+}
+
+// The same rule for one rank of a call whose shapes every rank shares (fixed shapes), weighed
+// by the elements that rank really moves: a group with nothing to do on it (Broadcast's
+// stagers off the root, Reduce's finishers off the root and its F consumers at the root,
+// layout::whole_buffer_shape) keeps one worker and the others take the rest. Roles are rank
+// local (team counters and epochs are, engine.h); only the chunking must agree, and make_plan
+// sizes it for every rank's roles (agreed_ordinals_in_flight).
+template <class C, class E>
+PURLIN_HD constexpr Roles rank_roles(int workers, int rank, int ranks, const Args<C, E>& a,
+                                     bool zero_copy) {
+  using P = Program<C>;
+  using F = typename P::F;
+  long w[3] = {0, 0, 0};
+  int produced = 0;  // nonempty input partitions
+  if (F::is_producer(rank, a.root)) {
+    for (int k = 0; k < ranks; ++k) {
+      if (!F::Input::holds(rank, k)) continue;
+      const auto e = static_cast<long>(F::Input::region(a.in_shape, rank, k).size);
+      w[0] += 2 * e;
+      produced += e != 0 ? 1 : 0;
+    }
+  }
+  const auto consumed = [&](auto phase, const auto& shape) {
+    using Ph = decltype(phase);
+    long units = 0;
+    if (!Ph::is_consumer(rank, a.root)) return units;
+    for (int k = 0; k < ranks; ++k) {
+      if (!Ph::Output::holds(rank, k)) continue;
+      units += consume_units(1, Ph::reduces, ranks) *
+               static_cast<long>(Ph::Output::region(shape, rank, k).size);
+    }
+    return units;
+  };
+  w[1] = consumed(F{}, a.in_shape);  // a composition's intermediate uses the input shape
+  if constexpr (P::composed) w[2] = consumed(typename P::G{}, a.out_shape);
+  if (w[0] + w[1] + w[2] == 0) return balanced_roles<C>(workers, ranks, zero_copy);
+  int size[3] = {0, 0, 0};
+  int first = 0;
+  if (zero_copy) {
+    size[0] = layout::detail::min_of(zero_copy_stagers(layout::detail::max_of(produced, 1)),
+                                     layout::detail::max_of(1, workers - (P::groups - 1)));
+    workers -= size[0];
+    first = 1;
+  }
+  return split_by_weight(workers, P::groups, w, first, size);
 }
 
 // Chunk ordinals a throughput launch needs in flight so that every team of every role group
@@ -281,6 +335,20 @@ PURLIN_HD constexpr std::size_t ordinals_in_flight(const Roles& roles, int ranks
     const auto teams = static_cast<std::size_t>(layout::detail::max_of(workers[g] / roles.team, 0));
     const auto per = static_cast<std::size_t>(layout::detail::max_of(items[g], 1));
     most = layout::detail::max_of(most, layout::detail::ceil_div(teams, per));
+  }
+  return most;
+}
+
+// ordinals_in_flight for the roles of every rank: the chunk and ring depth must agree across
+// ranks while their roles need not (rank_roles). Fixed shapes are the same on every rank, so
+// each rank can weigh all of them; V shapes are not, and take balanced_roles everywhere.
+template <class C, class E>
+PURLIN_HD constexpr std::size_t agreed_ordinals_in_flight(int workers, int ranks,
+                                                          const Args<C, E>& a, bool zero_copy) {
+  std::size_t most = 1;
+  for (int r = 0; r < ranks; ++r) {
+    most = layout::detail::max_of(
+        most, ordinals_in_flight<C>(rank_roles<C>(workers, r, ranks, a, zero_copy), ranks));
   }
   return most;
 }
@@ -352,8 +420,15 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     plan.roles.consumers += plan.roles.finishers;
     plan.roles.finishers = plan.roles.team;
   }
+  // Ordinals a throughput launch keeps in flight; the same on every rank.
+  std::size_t busy = 0;
   if (plan.regime == Regime::throughput && policy.throughput_workers > 0) {
-    plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
+    if constexpr (C::Input::variable || C::Output::variable) {
+      plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
+    } else {
+      plan.roles = rank_roles<C>(policy.throughput_workers, h.rank, h.ranks, args, zero_copy);
+      busy = agreed_ordinals_in_flight<C>(policy.throughput_workers, h.ranks, args, zero_copy);
+    }
   }
 
   if (plan.regime == Regime::latency) {
@@ -375,7 +450,7 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     constexpr std::size_t kGrain = 4096;
     // Every team of every group has an item: ordinals_in_flight ordinals, in the ring at once
     // and in the payload, give each team one.
-    const std::size_t busy = ordinals_in_flight<C>(plan.roles, h.ranks);
+    if (busy == 0) busy = ordinals_in_flight<C>(plan.roles, h.ranks);
     const std::size_t depth = layout::detail::max_of(
         layout::detail::max_of<std::size_t>(policy.min_ring_slots, 1), busy);
     const std::size_t deep = half / (strides * depth);

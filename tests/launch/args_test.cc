@@ -40,6 +40,7 @@ void expect_fixed(const L::FixedShape& s, const L::FixedShape& want) {
   EXPECT_EQ(s.stride, want.stride);
   EXPECT_EQ(s.total, want.total);
   EXPECT_EQ(s.ranks, want.ranks);
+  EXPECT_EQ(s.empty, want.empty);
 }
 
 template <class C, class E, class Op = atom::op::Sum>
@@ -108,7 +109,8 @@ TEST(LaunchArgs, WholeBufferCountsSplitOnSixteenBytes) {
   EXPECT_EQ(ar.args.in_shape.stride % 8, 0u);
 
   const Converted<L::Reduce, double> red(call_of(Collective::reduce, kDouble, 1001), h);
-  expect_fixed(red.args.in_shape, L::FixedShape::split(1001, 3, 2));
+  // Reduce gathers to its root (rank 0 here), which forms no partition.
+  expect_fixed(red.args.in_shape, L::FixedShape::split_around(1001, 3, 0, 2));
 
   // Broadcast copies bytes: the whole buffer and the granule are in bytes.
   const Converted<L::Broadcast, CopyElement> bc(call_of(Collective::broadcast, kFloat, 1000), h);

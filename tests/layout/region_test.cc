@@ -66,6 +66,42 @@ TEST(FixedShape, SplitKeepsTheTailAndAlignsStarts) {
   }
 }
 
+TEST(FixedShape, SplitAroundLeavesOnePartitionEmptyAndCoversTheRest) {
+  // 10 elements over 4 ranks around rank 1: split over 3 places (stride 4), rank 1 empty.
+  const FixedShape a = FixedShape::split_around(10, 4, 1);
+  EXPECT_EQ(a.stride, 4u);
+  EXPECT_EQ((std::vector<std::size_t>{a.size(0), a.size(1), a.size(2), a.size(3)}),
+            (std::vector<std::size_t>{4, 0, 4, 2}));
+  EXPECT_EQ((std::vector<std::size_t>{a.offset(0), a.offset(2), a.offset(3)}),
+            (std::vector<std::size_t>{0, 4, 8}));
+  EXPECT_EQ(a.max_size(), 4u);
+  // One rank keeps the whole buffer; an out-of-range rank leaves the plain split.
+  EXPECT_EQ(FixedShape::split_around(10, 1, 0).size(0), 10u);
+  EXPECT_EQ(FixedShape::split_around(10, 4, -1).size(1), FixedShape::split(10, 4).size(1));
+
+  for (int n : kRankCounts) {
+    for (int e = 0; e < n; ++e) {
+      for (std::size_t total : {0u, 1u, 7u, 13u, 64u, 1001u}) {
+        for (std::size_t g : {1u, 2u, 8u}) {
+          const FixedShape s = FixedShape::split_around(total, n, e, g);
+          std::size_t covered = 0;
+          for (int k = 0; k < n; ++k) {
+            if (n > 1 && k == e) {
+              EXPECT_EQ(s.size(k), 0u);
+            }
+            if (s.size(k) != 0) {
+              EXPECT_EQ(s.offset(k) % g, 0u);
+              EXPECT_EQ(s.offset(k), covered);
+            }
+            covered += s.size(k);
+          }
+          EXPECT_EQ(covered, total) << "n=" << n << " e=" << e << " total=" << total;
+        }
+      }
+    }
+  }
+}
+
 TEST(VariableShape, OffsetsFromCountsOrDisplacements) {
   const std::vector<std::size_t> counts = {3, 0, 2, 0, 5};
   const VariableShape packed_in_order{counts.data(), nullptr, 5};

@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,6 +43,30 @@ TEST(ToCall, EveryNativeKindMapsToItsDeclaration) {
       d.v = copy_v_arrays(2, counts, nullptr, kind == OpKind::kAllToAllV ? counts : nullptr, nullptr, 13);
     }
     EXPECT_EQ(to_call(d).collective, collective) << op_kind_name(kind);
+  }
+}
+
+// One rank in place moves nothing, so the router launches nothing; out of place, with more
+// ranks, for a V collective (its displacements may move the data) or with a PreMulSum
+// operator (it scales) the call runs.
+TEST(MovesNothing, OnlyOneRankInPlaceWithABuiltInOp) {
+  for (OpKind kind : {OpKind::kAllReduce, OpKind::kAllGather, OpKind::kReduceScatter, OpKind::kAllToAll,
+                      OpKind::kBroadcast, OpKind::kReduce, OpKind::kGather, OpKind::kScatter}) {
+    Descriptor d = make(kind, 1001, ncclMax, 0);
+    EXPECT_FALSE(moves_nothing(d, 1)) << op_kind_name(kind) << " out of place";
+    d.recvbuff = const_cast<void*>(d.sendbuff);
+    EXPECT_TRUE(moves_nothing(d, 1)) << op_kind_name(kind);
+    EXPECT_FALSE(moves_nothing(d, 2)) << op_kind_name(kind) << " on two ranks";
+    Descriptor configured = d;  // its config may ask for a launch-completion event
+    configured.coll = std::make_shared<const ncclCollConfig_t>(ncclCollConfig_t NCCL_COLLCONFIG_INITIALIZER);
+    EXPECT_FALSE(moves_nothing(configured, 1)) << op_kind_name(kind) << " with a config";
+    d.op = static_cast<ncclRedOp_t>(ncclNumOps);  // the first user operator
+    EXPECT_FALSE(moves_nothing(d, 1)) << op_kind_name(kind) << " with PreMulSum";
+  }
+  for (OpKind kind : {OpKind::kAllGatherV, OpKind::kReduceScatterV, OpKind::kAllToAllV}) {
+    Descriptor d = make(kind, 13);
+    d.recvbuff = const_cast<void*>(d.sendbuff);
+    EXPECT_FALSE(moves_nothing(d, 1)) << op_kind_name(kind);
   }
 }
 

@@ -171,6 +171,47 @@ TEST(Plan, BalancedRolesFollowTheBytesEachGroupMoves) {
   EXPECT_FALSE(make_plan(p, visible, a).plan.zero_copy);
 }
 
+// Fixed shapes: each rank weighs the elements it really moves. Reduce's root forms no
+// partition (whole_buffer_shape) and gives its consumers' share to the gather; the other ranks
+// gather nothing and give it to the reduction. Broadcast's non-roots stage nothing. The chunk
+// and ring come from every rank's roles, so they agree.
+TEST(Plan, RankRolesFollowTheElementsEachRankMoves) {
+  auto same = [](const Roles& a, const Roles& b) {
+    return a.stagers == b.stagers && a.consumers == b.consumers && a.finishers == b.finishers &&
+           a.team == b.team;
+  };
+  Policy p;
+  p.throughput_workers = 16;
+  p.latency_max_bytes = 0;
+  Handle h = geometry(8, 1 << 20, 64, 0, 16);
+  h.inputs_peer_visible = true;
+  Args<L::Reduce, float> red;
+  red.root = 3;
+  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(7 * 4096, 8, red.root, 4);
+  EXPECT_EQ(red.in_shape.size(3), 0u);
+  EXPECT_TRUE(same(rank_roles<L::Reduce>(16, 3, 8, red, true), Roles{2, 1, 13, 1}));
+  EXPECT_TRUE(same(rank_roles<L::Reduce>(16, 0, 8, red, true), Roles{2, 13, 1, 1}));
+  Args<L::Broadcast, float> bc;
+  bc.root = 0;
+  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(8 * 4096, 8, 0, 4);
+  const Roles off_root = rank_roles<L::Broadcast>(16, 5, 8, bc, true);
+  EXPECT_EQ(off_root.stagers, 1);
+  EXPECT_GT(rank_roles<L::Broadcast>(16, 0, 8, bc, true).stagers, off_root.stagers);
+  // Every rank of a call, root or not, plans the same chunking and ring.
+  PlanResult first{};
+  for (int r = 0; r < 8; ++r) {
+    h.rank = r;
+    const PlanResult planned = make_plan(p, h, red);
+    ASSERT_EQ(planned.status, Status::ok);
+    const Roles& roles = planned.plan.roles;
+    EXPECT_EQ(roles.stagers + roles.consumers + roles.finishers, 16);
+    if (r == 0) first = planned;
+    EXPECT_EQ(planned.plan.chunking.stride, first.plan.chunking.stride) << r;
+    EXPECT_EQ(planned.plan.ring.slots, first.plan.ring.slots) << r;
+    EXPECT_EQ(planned.plan.ordinals, first.plan.ordinals) << r;
+  }
+}
+
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
   for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
     for (int parts : {1, 2, 3, 7}) {

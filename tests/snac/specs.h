@@ -126,7 +126,7 @@ Spec<L::Scatter, E> scatter(int n, std::size_t c, int root) {
   return s;
 }
 
-// ---- Compositions: one total count, cut by FixedShape::split --------------------------------
+// ---- Compositions: one total count, cut by whole_buffer_shape --------------------------------
 
 template <class C, class E, class Op = op::Sum>
 Spec<C, E, Op> whole_buffer(int n, std::size_t total, int root) {
@@ -137,7 +137,7 @@ Spec<C, E, Op> whole_buffer(int n, std::size_t total, int root) {
   s.args = [=](int) {
     Args<C, E> a;
     // Partition starts on 16-byte multiples, as the runtime will cut them.
-    a.in_shape = a.out_shape = L::FixedShape::split(total, n, 16 / sizeof(E));
+    a.in_shape = a.out_shape = L::whole_buffer_shape<C>(total, n, root, 16 / sizeof(E));
     a.root = root;
     return a;
   };
