@@ -177,8 +177,8 @@ Result variable_shapes(const Call& call, int ranks, std::size_t scale, Partition
 // rank `h` describes. E is the kernel's element: the call's type for a reduction, CopyElement
 // for a copy.
 template <class C, class E, class Op>
-Result make_args(const Call& call, const snac::Handle& h, ShapeTables<C>& tables,
-                 snac::Args<C, E>& args) {
+Result make_args(const Call& call, const snac::Handle& h, const snac::Policy& policy,
+                 ShapeTables<C>& tables, snac::Args<C, E>& args) {
   const int n = h.ranks;
   if (n < 1 || n > kMaxRanks) return bad_argument("ranks");
   if (h.rank < 0 || h.rank >= n) return bad_argument("rank");
@@ -200,8 +200,10 @@ Result make_args(const Call& call, const snac::Handle& h, ShapeTables<C>& tables
     std::size_t count = 0;
     if (!detail::scale_count(call.count, scale, count)) return bad_argument("count");
     if constexpr (kWholeBufferCount<C>) {
+      // Reduce's root forms no partition exactly when its workers will gather (plan.h).
+      const bool around_root = snac::plans_rank_roles<C>(policy, count * sizeof(E));
       args.in_shape = args.out_shape =
-          layout::whole_buffer_shape<C>(count, n, call.root, kSplitGranule<E>);
+          layout::whole_buffer_shape<C>(count, n, call.root, kSplitGranule<E>, around_root);
     } else {
       if (count > std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(n)) {
         return bad_argument("count");
@@ -257,8 +259,9 @@ struct Prepared {
 template <class C, class E, class Op>
 Result prepare(const snac::Handle& h, const snac::Policy& policy, const Call& call,
                Prepared<C, E>& p) {
-  if (Result r = make_args<C, E, Op>(call, h, p.tables, p.args); !r.ok()) return r;
-  const snac::PlanResult planned = snac::make_plan(snac::policy_for_op<Op>(policy), h, p.args);
+  const snac::Policy planned_policy = snac::policy_for_op<Op>(policy);
+  if (Result r = make_args<C, E, Op>(call, h, planned_policy, p.tables, p.args); !r.ok()) return r;
+  const snac::PlanResult planned = snac::make_plan(planned_policy, h, p.args);
   p.plan = planned.plan;
   if (planned.status != snac::Status::ok) {
     return {planned.status, cudaSuccess, plan_blames<C>(planned.status, p.args.root, h.ranks)};

@@ -46,7 +46,7 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
                 "kernel parameters must stay inside the classic 4 KiB block");
   Prepared<C, E> p;
   if (h.ranks == 1 && kOneRankIsCopy<Op>) {
-    if (Result r = make_args<C, E, Op>(call, h, p.tables, p.args); !r.ok()) return r;
+    if (Result r = make_args<C, E, Op>(call, h, policy, p.tables, p.args); !r.ok()) return r;
     LocalCopy copy;
     if (Result r = local_copy(p.args, copy); !r.ok() || copy.bytes == 0) return r;
     const cudaError_t e =

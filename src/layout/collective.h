@@ -191,10 +191,10 @@ struct compose {
   static constexpr Root root_role = F::root_role != Root::none ? F::root_role : G::root_role;
   static constexpr bool reduces = F::reduces || G::reduces;
   // Gathering to a root (Reduce): the root already reads every other rank's intermediate and
-  // writes the whole output, so it is given no partition of F to form; the others share the
-  // whole buffer (whole_buffer_shape). Its F consumers idle and their workers go to its G
-  // consumers (snac plan.h: rank_roles), which takes F's work off the one rank that bounds
-  // the call.
+  // writes the whole output, so it may be given no partition of F to form while the others
+  // share the whole buffer (whole_buffer_shape). Its F consumers then idle and their workers
+  // go to its G consumers (snac plan.h: rank_roles), which takes F's work off the one rank
+  // that bounds the call.
   static constexpr bool splits_around_root = G::root_role == Root::consumer;
 
   // Whether `rank` reads its input buffer / writes its output buffer.
@@ -248,14 +248,15 @@ struct compose {
 };
 
 // The partitions of a collective that takes one whole-buffer count (AllReduce, Broadcast,
-// Reduce): cut evenly over the ranks, or over all but the root where the composition gathers to
-// it (splits_around_root). Starts are multiples of `granule` elements.
+// Reduce): cut evenly over the ranks, or, with `around_root` where the composition gathers to
+// its root (splits_around_root), over all but the root. Starts are multiples of `granule`
+// elements. Every rank must pass the same `around_root` (snac plan.h: plans_rank_roles).
 template <class C>
 PURLIN_HD constexpr FixedShape whole_buffer_shape(std::size_t total, int ranks, int root,
-                                                  std::size_t granule) {
+                                                  std::size_t granule, bool around_root) {
   if constexpr (C::phases == 2) {
     if constexpr (C::splits_around_root) {
-      return FixedShape::split_around(total, ranks, root, granule);
+      if (around_root) return FixedShape::split_around(total, ranks, root, granule);
     }
   }
   return FixedShape::split(total, ranks, granule);

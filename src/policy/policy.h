@@ -16,6 +16,8 @@
 //   PURLIN_ONE_HOP_MAX_BYTES   one-hop crossover of compositions, >= 0; 0: always two hops
 //   PURLIN_RING_SLOTS          throughput staging ring depth the chunk shrinks to, >= 1
 //   PURLIN_SPREAD_MIN_BYTES    smallest chunk a payload is cut into for more teams, >= 16
+//   PURLIN_RANK_ROLES_MIN_BYTES  rooted compositions split workers per rank from this whole-
+//                              buffer size, >= 0; 0: never
 //   PURLIN_ZERO_COPY           0 or 1: consumers may read producers' inputs directly
 //   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
 //   PURLIN_LATENCY_ROLES       the same for the latency regime

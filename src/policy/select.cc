@@ -71,6 +71,7 @@ snac::Policy shared_gpu(snac::Policy p, const Facts& facts) {
   // 6 + 9 (PURLIN_ROLES sweeps of 2026-12-02, files not kept; policy/table.h).
   p.throughput_workers = std::min(row.shared_workers, facts.sm_count / facts.ranks_on_gpu);
   if (row.shared_latency_max_bytes != 0) p.latency_max_bytes = row.shared_latency_max_bytes;
+  p.rank_roles_min_bytes = row.shared_rank_roles_min_bytes;
   return p;
 }
 

@@ -30,6 +30,8 @@ struct Row {
   std::size_t min_ring_slots = 0;
   // Ranks sharing one GPU: the latency crossover (0: the row's latency_max_bytes).
   std::size_t shared_latency_max_bytes = 0;
+  // Ranks sharing one GPU: snac::Policy::rank_roles_min_bytes (0: never).
+  std::size_t shared_rank_roles_min_bytes = 0;
 };
 
 inline constexpr std::size_t kKiB = 1024;
@@ -78,8 +80,13 @@ inline constexpr std::array<Row, 3> kTable{{
     //    beats pushing packets early: 13.5 us geometric mean with 4 KiB, 13.7 with 16 KiB,
     //    16.1 with 64 KiB (same sweep, s6, s5, s3). Over NVLink the push saves a crossing, so
     //    one rank per GPU keeps 64 KiB (not measured on NVLink yet).
+    //  shared per-rank roles from 16 MiB: 8 ranks on one H200, Reduce with per-rank roles
+    //    against balanced ones, us per call: 16 MiB 136 vs 157, 256 MiB 1431 vs 1764, but
+    //    4 MiB 81 vs 58 and 8 MiB 133 vs 93 (its deeper agreed ring cuts mid-size chunks);
+    //    Broadcast even from 4 MiB (perf/snac/results/h200-20261204-rankroles). One rank per
+    //    GPU plans fixed roles, which never split per rank.
     {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {4, 10, 2, 1}, 1024 * kKiB, 16, 4,
-     4 * kKiB},
+     4 * kKiB, 16 * 1024 * kKiB},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
     //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow
     //    with them so the 16 CTAs that reached 761 GB/s all work (4 + 8 + 4).

@@ -53,6 +53,7 @@ struct Verdict {
   std::uint64_t one_hop_max_bytes = 0;
   std::uint64_t min_ring_slots = 0;
   std::uint64_t spread_min_bytes = 0;
+  std::uint64_t rank_roles_min_bytes = 0;
   std::int32_t zero_copy = 0;
   std::int32_t reserved = 0;
 
@@ -73,6 +74,7 @@ struct Verdict {
     v.throughput_workers = p.throughput_workers;
     v.min_ring_slots = p.min_ring_slots;
     v.spread_min_bytes = p.spread_min_bytes;
+    v.rank_roles_min_bytes = p.rank_roles_min_bytes;
     v.zero_copy = p.zero_copy ? 1 : 0;
     return v;
   }
@@ -81,7 +83,8 @@ struct Verdict {
            packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes &&
            one_hop_max_bytes == o.one_hop_max_bytes &&
            throughput_workers == o.throughput_workers && min_ring_slots == o.min_ring_slots &&
-           spread_min_bytes == o.spread_min_bytes && zero_copy == o.zero_copy;
+           spread_min_bytes == o.spread_min_bytes && rank_roles_min_bytes == o.rank_roles_min_bytes &&
+           zero_copy == o.zero_copy;
   }
 };
 
@@ -181,7 +184,8 @@ ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
       PURLIN_WARN(
           "rank %d: rank %zu selected another SNAC policy: set PURLIN_CHUNK_BYTES, "
           "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES, "
-          "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS, PURLIN_SPREAD_MIN_BYTES, PURLIN_ZERO_COPY, "
+          "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS, PURLIN_SPREAD_MIN_BYTES, PURLIN_RANK_ROLES_MIN_BYTES, "
+          "PURLIN_ZERO_COPY, "
           "NCCL_MIN_CTAS, NCCL_MAX_CTAS and the config's minCTAs/maxCTAs alike on every rank",
           rank, r);
       return ncclInvalidUsage;
@@ -373,7 +377,7 @@ void DeviceState::Impl::report(int ranks) const {
       "rank %d: SNAC state on cudaDev %d: %zu B device memory = %zu peer-visible (staging %zu, "
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
-      "latency max %zu, one hop max %zu, ring depth %zu, spread min %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
+      "latency max %zu, one hop max %zu, ring depth %zu, spread min %zu, per-rank roles from %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
       "bytes moved), %d/%d/%d/%d latency; zero-copy %s; timeout %llu ns",
       rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
       peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
@@ -381,7 +385,7 @@ void DeviceState::Impl::report(int ranks) const {
       3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
       handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
       policy.latency_max_bytes, policy.one_hop_max_bytes, policy.min_ring_slots,
-      policy.spread_min_bytes, t.stagers, t.consumers, t.finishers,
+      policy.spread_min_bytes, policy.rank_roles_min_bytes, t.stagers, t.consumers, t.finishers,
       t.team, policy.throughput_workers, l.stagers, l.consumers, l.finishers, l.team,
       !policy.zero_copy                ? "off (PURLIN_ZERO_COPY=0)"
       : handle.inputs_peer_visible     ? "on"

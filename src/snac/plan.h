@@ -249,6 +249,15 @@ PURLIN_HD constexpr Roles split_by_weight(int workers, int groups, const long (&
   return Roles{size[0], size[1], groups == 3 ? size[2] : 1, 1};
 }
 
+// Under zero-copy the stagers are counted (zero_copy_stagers), not weighed: they take their
+// share of `workers` first, and the weighed split starts at group 1, which this returns.
+PURLIN_HD constexpr int count_zero_copy_stagers(int& workers, int partitions, int groups, int (&size)[3]) {
+  size[0] = layout::detail::min_of(zero_copy_stagers(partitions),
+                                   layout::detail::max_of(1, workers - (groups - 1)));
+  workers -= size[0];
+  return 1;
+}
+
 // Policy::throughput_workers split over the role groups of C in proportion to the bytes each
 // moves per chunk ordinal, with every partition the same size on every rank: stagers copy
 // every input partition's chunk (under zero-copy they only publish, and get
@@ -261,13 +270,7 @@ PURLIN_HD constexpr Roles balanced_roles(int workers, int ranks, bool zero_copy 
                      P::composed ? consume_units(P::G::Output::regions(ranks), P::G::reduces, ranks)
                                  : 0};
   int size[3] = {0, 0, 0};
-  int first = 0;
-  if (zero_copy) {
-    size[0] = layout::detail::min_of(zero_copy_stagers(partitions),
-                                     layout::detail::max_of(1, workers - (P::groups - 1)));
-    workers -= size[0];
-    first = 1;
-  }
+  const int first = zero_copy ? count_zero_copy_stagers(workers, partitions, P::groups, size) : 0;
   return split_by_weight(workers, P::groups, w, first, size);
 }
 
@@ -307,13 +310,8 @@ PURLIN_HD constexpr Roles rank_roles(int workers, int rank, int ranks, const Arg
   if constexpr (P::composed) w[2] = consumed(typename P::G{}, a.out_shape);
   if (w[0] + w[1] + w[2] == 0) return balanced_roles<C>(workers, ranks, zero_copy);
   int size[3] = {0, 0, 0};
-  int first = 0;
-  if (zero_copy) {
-    size[0] = layout::detail::min_of(zero_copy_stagers(layout::detail::max_of(produced, 1)),
-                                     layout::detail::max_of(1, workers - (P::groups - 1)));
-    workers -= size[0];
-    first = 1;
-  }
+  const int first =
+      zero_copy ? count_zero_copy_stagers(workers, layout::detail::max_of(produced, 1), P::groups, size) : 0;
   return split_by_weight(workers, P::groups, w, first, size);
 }
 
@@ -351,6 +349,21 @@ PURLIN_HD constexpr std::size_t agreed_ordinals_in_flight(int workers, int ranks
         most, ordinals_in_flight<C>(rank_roles<C>(workers, r, ranks, a, zero_copy), ranks));
   }
   return most;
+}
+
+// Whether a call splits each rank's workers by what that rank moves (rank_roles) instead of
+// evenly (balanced_roles): a rooted composition (Reduce, Broadcast), whose root moves much
+// more or much less than the others, from Policy::rank_roles_min_bytes of its whole buffer.
+// The size is the same on every rank, so every rank decides alike; the launch bridge cuts
+// Reduce's shape around its root by the same verdict (layout::whole_buffer_shape).
+template <class C>
+PURLIN_HD constexpr bool plans_rank_roles(const Policy& p, std::size_t whole_bytes) {
+  if constexpr (Program<C>::composed && C::root_role != layout::Root::none) {
+    return p.throughput_workers > 0 && p.rank_roles_min_bytes != 0 &&
+           whole_bytes >= p.rank_roles_min_bytes;
+  } else {
+    return false;
+  }
 }
 
 // The policy a call with reduction Op plans with. Zero-copy hands consumers the input's bytes
@@ -423,11 +436,11 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
   // Ordinals a throughput launch keeps in flight; the same on every rank.
   std::size_t busy = 0;
   if (plan.regime == Regime::throughput && policy.throughput_workers > 0) {
-    if constexpr (C::Input::variable || C::Output::variable) {
-      plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
-    } else {
+    if (plans_rank_roles<C>(policy, C::Input::extent(args.in_shape, h.rank) * es)) {
       plan.roles = rank_roles<C>(policy.throughput_workers, h.rank, h.ranks, args, zero_copy);
       busy = agreed_ordinals_in_flight<C>(policy.throughput_workers, h.ranks, args, zero_copy);
+    } else {
+      plan.roles = balanced_roles<C>(policy.throughput_workers, h.ranks, zero_copy);
     }
   }
 

@@ -81,6 +81,14 @@ struct Policy {
   // none (perf/snac/results/h200-20261204-reduce, steps/3-spread-sweep).
   std::size_t spread_min_bytes = 64 * 1024;
 
+  // Rooted compositions (Reduce, Broadcast) in the throughput regime with a worker budget
+  // (throughput_workers): from this many bytes of the whole buffer on, each rank splits its
+  // workers by what it really moves (plan.h: rank_roles) and Reduce's root forms no partition
+  // of the reduction (layout::whole_buffer_shape), so the root's workers gather and the other
+  // ranks' reduce; below it every rank takes the same balanced_roles. 0: never. Every rank
+  // decides from the whole buffer's size, so they agree.
+  std::size_t rank_roles_min_bytes = 0;
+
   // Throughput regime, first phase: where the handle says application buffers are visible to
   // every rank, producers skip the staging copy and consumers read their input directly
   // (DESIGN §2, "zero-copy"). Staging costs a read and a write of every input byte: an

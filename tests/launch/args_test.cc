@@ -49,8 +49,8 @@ struct Converted {
   snac::Args<C, E> args{};
   Result result{};
 
-  Converted(const Call& call, const snac::Handle& h) {
-    result = make_args<C, E, Op>(call, h, tables, args);
+  Converted(const Call& call, const snac::Handle& h, const snac::Policy& policy = {}) {
+    result = make_args<C, E, Op>(call, h, policy, tables, args);
   }
 };
 
@@ -109,8 +109,16 @@ TEST(LaunchArgs, WholeBufferCountsSplitOnSixteenBytes) {
   EXPECT_EQ(ar.args.in_shape.stride % 8, 0u);
 
   const Converted<L::Reduce, double> red(call_of(Collective::reduce, kDouble, 1001), h);
-  // Reduce gathers to its root (rank 0 here), which forms no partition.
-  expect_fixed(red.args.in_shape, L::FixedShape::split_around(1001, 3, 0, 2));
+  expect_fixed(red.args.in_shape, L::FixedShape::split(1001, 3, 2));
+  // Where its ranks split their workers by what each moves, Reduce gathers to its root (rank 0
+  // here), which forms no partition (snac::plans_rank_roles).
+  snac::Policy per_rank;
+  per_rank.throughput_workers = 16;
+  per_rank.rank_roles_min_bytes = 1001 * sizeof(double);
+  const Converted<L::Reduce, double> around(call_of(Collective::reduce, kDouble, 1001), h, per_rank);
+  expect_fixed(around.args.in_shape, L::FixedShape::split_around(1001, 3, 0, 2));
+  const Converted<L::Reduce, double> below(call_of(Collective::reduce, kDouble, 1000), h, per_rank);
+  expect_fixed(below.args.in_shape, L::FixedShape::split(1000, 3, 2));
 
   // Broadcast copies bytes: the whole buffer and the granule are in bytes.
   const Converted<L::Broadcast, CopyElement> bc(call_of(Collective::broadcast, kFloat, 1000), h);

@@ -18,7 +18,8 @@ namespace L = purlin::layout;
 constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK_BYTES",
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
                                       "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS",
-                                      "PURLIN_SPREAD_MIN_BYTES", "PURLIN_ZERO_COPY",
+                                      "PURLIN_SPREAD_MIN_BYTES", "PURLIN_RANK_ROLES_MIN_BYTES",
+                                      "PURLIN_ZERO_COPY",
                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
 
 class PolicyTest : public ::testing::Test {
@@ -99,6 +100,7 @@ TEST_F(PolicyTest, OneRankPerGpuKeepsTheTable) {
   EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
   EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
   EXPECT_EQ(p.throughput_workers, 0);
+  EXPECT_EQ(p.rank_roles_min_bytes, 0u);  // fixed roles never split per rank
   EXPECT_EQ(p.chunk_bytes, table_policy(9).chunk_bytes);
   EXPECT_EQ(p.latency_max_bytes, table_policy(9).latency_max_bytes);  // NVLink's crossover
   EXPECT_TRUE(coresident(p, f));
@@ -112,6 +114,8 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   EXPECT_EQ(p.chunk_bytes, row_for(9).shared_chunk_bytes);
   EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
   EXPECT_EQ(p.latency_max_bytes, row_for(9).shared_latency_max_bytes);
+  EXPECT_EQ(p.rank_roles_min_bytes, row_for(9).shared_rank_roles_min_bytes);
+  EXPECT_GT(p.rank_roles_min_bytes, 0u);
   EXPECT_TRUE(coresident(p, f));
   EXPECT_EQ(max_workers(p), 16);
   EXPECT_EQ(plan_all_reduce(p, 8, 1 << 20), snac::Status::ok);
@@ -218,7 +222,9 @@ TEST_F(PolicyTest, EnvironmentOverrides) {
   set("PURLIN_LATENCY_ROLES", "2,4,2,2");
   set("PURLIN_RING_SLOTS", "2");
   set("PURLIN_ZERO_COPY", "0");
+  set("PURLIN_RANK_ROLES_MIN_BYTES", "1048576");
   const snac::Policy p = select(Facts{9, 132, 8, 1});
+  EXPECT_EQ(p.rank_roles_min_bytes, 1048576u);
   EXPECT_EQ(p.min_ring_slots, 2u);
   EXPECT_FALSE(p.zero_copy);
   EXPECT_TRUE(table_policy(9).zero_copy);

@@ -21,6 +21,7 @@ struct Param {
   Regime regime;
   bool zero_copy = false;
   bool one_hop = true;  // latency: compositions in one hop (else in two)
+  bool rank_roles = false;  // throughput: a worker budget, split per rank where rooted
 };
 
 // One world per test: its cases (sizes, in place, roots, team sizes) run back to back on the
@@ -47,6 +48,8 @@ class Collectives : public testing::TestWithParam<Param> {
       s.zero_copy = GetParam().zero_copy;
       s.one_hop = GetParam().one_hop;
       s.team = 1 + index % 2;
+      s.workers = GetParam().rank_roles ? 6 : 0;
+      s.rank_roles = GetParam().rank_roles;
       s.in_place = ip;
       s.seed = static_cast<std::uint64_t>(index * 2 + (ip ? 1 : 0) + 1);
       SCOPED_TRACE(testing::Message() << "case " << index << " team " << s.team
@@ -126,7 +129,10 @@ TEST_P(Collectives, Broadcast) {
 TEST_P(Collectives, Reduce) {
   int i = 0;
   for (std::size_t t : kTotals) {
-    for (int root : roots()) check(reduce<std::int64_t, op::Max>(n(), t, root), i++, true);
+    for (int root : roots()) {
+      const bool around = GetParam().rank_roles && t > 0;  // as plans_rank_roles decides
+      check(reduce<std::int64_t, op::Max>(n(), t, root, around), i++, true);
+    }
   }
 }
 
@@ -165,6 +171,7 @@ std::string name(const testing::TestParamInfo<Param>& info) {
                          ? (info.param.one_hop ? "latency" : "latency_two_hop")
                      : info.param.zero_copy ? "zerocopy"
                                             : "throughput") +
+         (info.param.rank_roles ? "_rankroles" : "") +
          "_n" + std::to_string(info.param.ranks);
 }
 
@@ -175,6 +182,11 @@ std::vector<Param> params() {
   for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::throughput, true});
   for (int n : {1, 2, 3, 4, 8}) out.push_back({n, Regime::latency, false});
   for (int n : {2, 3, 8}) out.push_back({n, Regime::latency, false, false});
+  // A worker budget split by bytes moved, per rank for Reduce and Broadcast (the runtime's
+  // policy for ranks sharing one GPU), staged and zero-copy.
+  for (int n : {2, 3, 4, 8}) {
+    for (bool zc : {false, true}) out.push_back({n, Regime::throughput, zc, true, true});
+  }
   return out;
 }
 

@@ -64,6 +64,10 @@ struct RunSetup {
   int calls = 3;
   std::uint64_t seed = 1;
   std::size_t chunk_bytes = 64;
+  // Throughput: a worker budget split over the role groups (Policy::throughput_workers; 0:
+  // the fixed roles below) and, with it, per-rank roles for rooted compositions.
+  int workers = 0;
+  bool rank_roles = false;
 };
 
 // Small chunks and a staging area of two slots per half (capacity 4), so that payloads of a few
@@ -78,6 +82,8 @@ inline Policy test_policy(const RunSetup& s) {
   p.throughput = s.team == 1 ? Roles{2, 2, 2, 1} : Roles{2, 4, 2, 2};
   p.latency = s.team == 1 ? Roles{1, 2, 1, 1} : Roles{2, 2, 2, 2};
   p.zero_copy = s.zero_copy;
+  p.throughput_workers = s.workers;
+  p.rank_roles_min_bytes = s.rank_roles ? 1 : 0;
   return p;
 }
 

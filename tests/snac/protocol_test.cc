@@ -183,17 +183,19 @@ TEST(Plan, RankRolesFollowTheElementsEachRankMoves) {
   Policy p;
   p.throughput_workers = 16;
   p.latency_max_bytes = 0;
+  p.rank_roles_min_bytes = 7 * 4096 * sizeof(float);
   Handle h = geometry(8, 1 << 20, 64, 0, 16);
   h.inputs_peer_visible = true;
   Args<L::Reduce, float> red;
   red.root = 3;
-  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(7 * 4096, 8, red.root, 4);
+  red.in_shape = red.out_shape =
+      L::whole_buffer_shape<L::Reduce>(7 * 4096, 8, red.root, 4, /*around_root=*/true);
   EXPECT_EQ(red.in_shape.size(3), 0u);
   EXPECT_TRUE(same(rank_roles<L::Reduce>(16, 3, 8, red, true), Roles{2, 1, 13, 1}));
   EXPECT_TRUE(same(rank_roles<L::Reduce>(16, 0, 8, red, true), Roles{2, 13, 1, 1}));
   Args<L::Broadcast, float> bc;
   bc.root = 0;
-  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(8 * 4096, 8, 0, 4);
+  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(8 * 4096, 8, 0, 4, true);
   const Roles off_root = rank_roles<L::Broadcast>(16, 5, 8, bc, true);
   EXPECT_EQ(off_root.stagers, 1);
   EXPECT_GT(rank_roles<L::Broadcast>(16, 0, 8, bc, true).stagers, off_root.stagers);
@@ -209,6 +211,22 @@ TEST(Plan, RankRolesFollowTheElementsEachRankMoves) {
     EXPECT_EQ(planned.plan.chunking.stride, first.plan.chunking.stride) << r;
     EXPECT_EQ(planned.plan.ring.slots, first.plan.ring.slots) << r;
     EXPECT_EQ(planned.plan.ordinals, first.plan.ordinals) << r;
+  }
+  // Below Policy::rank_roles_min_bytes every rank takes the same balanced roles, and only
+  // rooted compositions ever split per rank.
+  p.rank_roles_min_bytes += 1;
+  EXPECT_FALSE(plans_rank_roles<L::Reduce>(p, 7 * 4096 * sizeof(float)));
+  EXPECT_TRUE(plans_rank_roles<L::Reduce>(p, 8 * 4096 * sizeof(float)));
+  EXPECT_FALSE(plans_rank_roles<L::AllReduce>(p, std::size_t{1} << 40));
+  EXPECT_FALSE(plans_rank_roles<L::Gather>(p, std::size_t{1} << 40));
+  Args<L::Reduce, float> even = red;
+  even.in_shape = even.out_shape = L::whole_buffer_shape<L::Reduce>(7 * 4096, 8, red.root, 4, false);
+  EXPECT_EQ(even.in_shape.size(3), even.in_shape.size(0));
+  for (int r : {0, 3}) {
+    h.rank = r;
+    const PlanResult planned = make_plan(p, h, even);
+    ASSERT_EQ(planned.status, Status::ok);
+    EXPECT_TRUE(same(planned.plan.roles, balanced_roles<L::Reduce>(16, 8, true))) << r;
   }
 }
 

@@ -128,8 +128,10 @@ Spec<L::Scatter, E> scatter(int n, std::size_t c, int root) {
 
 // ---- Compositions: one total count, cut by whole_buffer_shape --------------------------------
 
+// `around_root`: Reduce's root forms no partition, as the runtime cuts it where each rank's
+// workers split by what it moves (snac::plans_rank_roles).
 template <class C, class E, class Op = op::Sum>
-Spec<C, E, Op> whole_buffer(int n, std::size_t total, int root) {
+Spec<C, E, Op> whole_buffer(int n, std::size_t total, int root, bool around_root = false) {
   Spec<C, E, Op> s;
   s.ranks = n;
   s.in_elems = [=](int) { return total; };
@@ -137,7 +139,7 @@ Spec<C, E, Op> whole_buffer(int n, std::size_t total, int root) {
   s.args = [=](int) {
     Args<C, E> a;
     // Partition starts on 16-byte multiples, as the runtime will cut them.
-    a.in_shape = a.out_shape = L::whole_buffer_shape<C>(total, n, root, 16 / sizeof(E));
+    a.in_shape = a.out_shape = L::whole_buffer_shape<C>(total, n, root, 16 / sizeof(E), around_root);
     a.root = root;
     return a;
   };
@@ -168,8 +170,8 @@ Spec<L::Broadcast, E> broadcast(int n, std::size_t total, int root) {
 }
 
 template <class E, class Op>
-Spec<L::Reduce, E, Op> reduce(int n, std::size_t total, int root) {
-  auto s = whole_buffer<L::Reduce, E, Op>(n, total, root);
+Spec<L::Reduce, E, Op> reduce(int n, std::size_t total, int root, bool around_root = false) {
+  auto s = whole_buffer<L::Reduce, E, Op>(n, total, root, around_root);
   s.expect = [=](int r, const auto& in, const Expected<E>& out) {
     if (r != root) return;
     for (std::size_t i = 0; i < total; ++i) {
