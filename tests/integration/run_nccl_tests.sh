@@ -16,6 +16,9 @@
 #   NCCL_TESTS_ONLY="all_reduce all_gather"  run only these binaries (names without _perf)
 #   NCCL_TESTS_TIMEOUT=120                   seconds before one run is killed (a hang fails)
 #   NCCL_TESTS_ITERS=5 NCCL_TESTS_WARMUP=2   timed / warm-up iterations per size
+#   NCCL_TESTS_SWEEP=all                     one run per binary, every type and (reductions) every
+#                                            op at once: "-d all -o all" (the default splits the
+#                                            ops and types a real NCCL 2.28 rejects, see below)
 # Everything else in the environment (e.g. the setting that points Purlin at the real
 # NCCL) passes through unchanged.
 set -u -o pipefail
@@ -38,6 +41,7 @@ timeout_s=${NCCL_TESTS_TIMEOUT:-120}
 iters=${NCCL_TESTS_ITERS:-5}
 warmup=${NCCL_TESTS_WARMUP:-2}
 only=${NCCL_TESTS_ONLY:-}
+sweep=${NCCL_TESTS_SWEEP:-split}
 
 # One GPU, data check on every size, a x4 sweep 8 B .. 64 MiB, every data type.
 common_args=(-g 1 -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup")
@@ -66,6 +70,13 @@ for bin in "$tests_dir"/*_perf; do
   name=$(basename -- "$bin")
   short=${name%_perf}
   if [[ -n $only && " $only " != *" $short "* ]]; then continue; fi
+  if [[ $sweep == all ]]; then
+    case $short in
+      all_reduce|reduce_scatter|reduce) cases+=("$name|$name|-d all -o all") ;;
+      *) cases+=("$name|$name|-d all") ;;
+    esac
+    continue
+  fi
   case $short in
     all_reduce|reduce_scatter|reduce) reduction_cases "$name" "$name" "" ;;
     *) cases+=("$name|$name|-d all") ;;

@@ -8,6 +8,7 @@
 #include <nccl_device.h>  // ncclCommQueryProperties
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "device.h"
@@ -78,6 +79,113 @@ TEST_F(NativeConfig, AllReduceConfigRunsNativelyAndRecordsItsEvent) {
     for (float v : host) wrong += v != expected;
     EXPECT_EQ(wrong, 0u) << "rank " << r;
     EXPECT_EQ(cudaEventDestroy(events[r]), cudaSuccess);
+  }
+}
+
+// Every ncclXConfig collective of NCCL 2.31/2.32, with a config that asks nothing only the
+// real NCCL can give: each runs on Purlin's kernels like its plain call, exactly, and records
+// its launch-completion event. Element j of rank r's input is (r + 1) + j % 13, so every sum
+// over 4 ranks is an integer a float holds exactly.
+TEST_F(NativeConfig, EveryConfigCollectiveRunsNativelyExactly) {
+  World* w = world(kRanks);
+  if (w == nullptr) return;
+  constexpr std::size_t c = 4096;          // per-rank count
+  constexpr std::size_t all = kRanks * c;  // whole-buffer count
+  constexpr int root = kRanks - 1;
+  const auto in = [](int r, std::size_t j) { return static_cast<float>(r + 1 + static_cast<int>(j % 13)); };
+  const auto sum = [&](std::size_t j) {
+    float s = 0.0f;
+    for (int r = 0; r < kRanks; ++r) s += in(r, j);
+    return s;
+  };
+  struct Check {
+    const char* name;
+    std::function<ncclResult_t(int, const void*, void*, const ncclCollConfig_t*)> issue;
+    std::size_t in_count;
+    std::size_t out_count;
+    std::function<bool(int, std::size_t, float)> ok;  // rank, output index, value
+  };
+  const std::vector<Check> checks = {
+      {"ncclAllReduceConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclAllReduceConfig(s, d, all, ncclFloat32, ncclSum, w->comm(r), w->stream(r), cfg);
+       },
+       all, all, [&](int, std::size_t i, float v) { return v == sum(i); }},
+      {"ncclBroadcastConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclBroadcastConfig(s, d, all, ncclFloat32, root, w->comm(r), w->stream(r), cfg);
+       },
+       all, all, [&](int, std::size_t i, float v) { return v == in(root, i); }},
+      {"ncclReduceConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclReduceConfig(s, d, all, ncclFloat32, ncclSum, root, w->comm(r), w->stream(r), cfg);
+       },
+       all, all, [&](int r, std::size_t i, float v) { return r != root || v == sum(i); }},
+      {"ncclAllGatherConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclAllGatherConfig(s, d, c, ncclFloat32, w->comm(r), w->stream(r), cfg);
+       },
+       c, all, [&](int, std::size_t i, float v) { return v == in(static_cast<int>(i / c), i % c); }},
+      {"ncclReduceScatterConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclReduceScatterConfig(s, d, c, ncclFloat32, ncclSum, w->comm(r), w->stream(r), cfg);
+       },
+       all, c, [&](int r, std::size_t i, float v) { return v == sum(static_cast<std::size_t>(r) * c + i); }},
+      {"ncclAlltoAllConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclAlltoAllConfig(s, d, c, ncclFloat32, w->comm(r), w->stream(r), cfg);
+       },
+       all, all,
+       [&](int r, std::size_t i, float v) {
+         return v == in(static_cast<int>(i / c), static_cast<std::size_t>(r) * c + i % c);
+       }},
+      {"ncclGatherConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclGatherConfig(s, d, c, ncclFloat32, root, w->comm(r), w->stream(r), cfg);
+       },
+       c, all,
+       [&](int r, std::size_t i, float v) { return r != root || v == in(static_cast<int>(i / c), i % c); }},
+      {"ncclScatterConfig",
+       [&](int r, const void* s, void* d, const ncclCollConfig_t* cfg) {
+         return ncclScatterConfig(s, d, c, ncclFloat32, root, w->comm(r), w->stream(r), cfg);
+       },
+       all, c, [&](int r, std::size_t i, float v) { return v == in(root, static_cast<std::size_t>(r) * c + i); }},
+  };
+  for (const Check& check : checks) {
+    SCOPED_TRACE(check.name);
+    std::vector<DeviceBuffer> send(kRanks), recv(kRanks);
+    std::vector<cudaEvent_t> events(kRanks, nullptr);
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<float> host(check.in_count);
+      for (std::size_t j = 0; j < host.size(); ++j) host[j] = in(r, j);
+      ASSERT_EQ(send[r].reserve(check.in_count * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(recv[r].reserve(check.out_count * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(send[r].get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemset(recv[r].get(), 0, check.out_count * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaEventCreateWithFlags(&events[r], cudaEventDisableTiming), cudaSuccess);
+    }
+    ncclCollConfig_t config = NCCL_COLLCONFIG_INITIALIZER;
+    config.maxCTAs = 8;
+    config.algSelection = "ring";
+    config.forceAlgSelection = 0;
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < kRanks; ++r) {
+      config.launchCompletionEvent = events[r];
+      ASSERT_EQ(check.issue(r, send[r].get(), recv[r].get(), &config), ncclSuccess);
+    }
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    for (int r = 0; r < kRanks; ++r) {
+      ASSERT_EQ(cudaStreamSynchronize(w->stream(r)), cudaSuccess);
+      EXPECT_EQ(cudaEventQuery(events[r]), cudaSuccess) << "rank " << r << ": launch event not recorded";
+      std::vector<float> host(check.out_count, 0.0f);
+      ASSERT_EQ(cudaMemcpy(host.data(), recv[r].get(), host.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < host.size(); ++i) wrong += check.ok(r, i, host[i]) ? 0 : 1;
+      EXPECT_EQ(wrong, 0u) << "rank " << r;
+      EXPECT_EQ(cudaEventDestroy(events[r]), cudaSuccess);
+    }
   }
 }
 
