@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "bootstrap_test_util.h"
+#include "bootstrap_wire_util.h"
+#include "runtime/bootstrap/auth.h"
 #include "runtime/bootstrap/bootstrap.h"
 #include "runtime/bootstrap/interface.h"
 #include "runtime/bootstrap/mesh.h"
@@ -21,6 +23,8 @@
 namespace purlin::runtime {
 namespace {
 
+using testing::closed_by_peer;
+using testing::dial;
 using testing::join_and_exercise;
 using testing::run_ranks_in_threads;
 
@@ -38,43 +42,32 @@ ncclUniqueId with_flipped_secret(const ncclUniqueId& id) {
   return forged;
 }
 
-// True once the other side has closed `fd` (EOF or reset) within `limit`.
-bool closed_by_peer(int fd, std::chrono::seconds limit) {
-  uint8_t buf[64];
-  const net::Deadline deadline = net::Clock::now() + limit;
-  for (;;) {
-    pollfd p = {fd, POLLIN, 0};
-    if (net::poll_until(&p, 1, deadline) <= 0) return false;
-    size_t n = 0;
-    net::Io io = net::read_some(fd, buf, sizeof(buf), &n);
-    if (io == net::Io::kClosed || io == net::Io::kError) return true;
-  }
-}
-
 TEST_F(BootstrapSecurity, RootRejectsWrongSecretAndIgnoresStrangers) {
   ncclUniqueId id;
   ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
   ASSERT_TRUE(decode_unique_id(id, &c));
-  const net::Deadline deadline = net::deadline_after(5);
 
   // A stranger that connects and never speaks must not hold up the root.
-  net::Socket silent;
-  ASSERT_EQ(net::connect_to(c.root, deadline, nullptr, net::Refused::kRetry, &silent), ncclSuccess);
+  net::Socket silent = dial(c.root);
+  ASSERT_TRUE(silent.valid());
 
-  // A forged hello: right shape, wrong secret.
-  net::Socket forger;
-  ASSERT_EQ(net::connect_to(c.root, deadline, nullptr, net::Refused::kRetry, &forger), ncclSuccess);
-  wire::RootHello hello{wire::kRootHelloMagic, c.secret, 0, 4, c.root.to_wire()};
-  hello.secret.bytes[0] ^= 1;
-  ASSERT_EQ(net::send_all(forger.fd(), &hello, sizeof(hello), deadline, nullptr, "forged hello"), ncclSuccess);
+  // A well-formed hello, then a proof made with the wrong secret.
+  net::Socket forger = dial(c.root);
+  ASSERT_TRUE(forger.valid());
+  wire::RootHello hello{{}, 0, 4, c.root.to_wire(), {}};
+  Secret wrong = c.secret;
+  wrong.bytes[0] ^= 1;
+  bool root_proved = false;
+  ASSERT_TRUE(testing::root_handshake(forger.fd(), hello, auth::root_key(wrong), &root_proved));
+  EXPECT_FALSE(root_proved);  // the root's proof was made with the real secret
   EXPECT_TRUE(closed_by_peer(forger.fd(), std::chrono::seconds(5)));
 
-  // Garbage of hello size.
-  net::Socket garbage;
-  ASSERT_EQ(net::connect_to(c.root, deadline, nullptr, net::Refused::kRetry, &garbage), ncclSuccess);
-  std::vector<uint8_t> junk(sizeof(wire::RootHello), 0x5A);
-  ASSERT_EQ(net::send_all(garbage.fd(), junk.data(), junk.size(), deadline, nullptr, "junk"), ncclSuccess);
+  // Garbage of header and hello size.
+  net::Socket garbage = dial(c.root);
+  ASSERT_TRUE(garbage.valid());
+  std::vector<uint8_t> junk(sizeof(wire::FrameHeader) + sizeof(wire::RootHello), 0x5A);
+  ASSERT_TRUE(testing::send_bytes(garbage.fd(), junk.data(), junk.size()));
   EXPECT_TRUE(closed_by_peer(garbage.fd(), std::chrono::seconds(5)));
 
   EXPECT_EQ(run_ranks_in_threads(4, [&](int r) { return join_and_exercise(id, r, 4); }), "");
@@ -95,34 +88,28 @@ TEST_F(BootstrapSecurity, ForgedIdFailsWhileTheGroupForms) {
   EXPECT_EQ(forged_result, ncclRemoteError);
 }
 
-// The same check on rank-to-rank connections, which carry the secret too.
-TEST_F(BootstrapSecurity, PeerRejectsWrongSecret) {
-  net::LocalAddress lo;
-  ASSERT_EQ(net::choose_local_address(&lo), ncclSuccess);
-  std::vector<net::Address> addrs(2);
-  net::Socket l0, l1;
-  ASSERT_EQ(net::listen_on(lo.addr, &l0, &addrs[0]), ncclSuccess);
-  ASSERT_EQ(net::listen_on(lo.addr, &l1, &addrs[1]), ncclSuccess);
-  Secret secret{};
-  secret.bytes[3] = 9;
-  std::unique_ptr<Mesh> m0, m1;
-  ASSERT_EQ(Mesh::create(0, addrs, secret, std::move(l0), 5, &m0), ncclSuccess);
-  ASSERT_EQ(Mesh::create(1, addrs, secret, std::move(l1), 5, &m1), ncclSuccess);
+// The same check on rank-to-rank connections.
+TEST_F(BootstrapSecurity, PeerRejectsWrongKey) {
+  std::vector<net::Address> addrs;
+  const auth::Key key = testing::test_key(9);
+  std::vector<wire::Nonce> nonces;
+  auto m = testing::make_meshes(2, key, &addrs, 5, &nonces);
+  ASSERT_EQ(m.size(), 2u);
 
-  net::Socket forger;
-  ASSERT_EQ(net::connect_to(addrs[1], net::deadline_after(5), nullptr, net::Refused::kRetry, &forger), ncclSuccess);
-  wire::PeerHello hello{wire::kPeerHelloMagic, secret, 0, 1};
-  hello.secret.bytes[3] ^= 1;
-  const wire::FrameHeader header{7, static_cast<uint32_t>(wire::Channel::kUser), sizeof(int)};
+  net::Socket forger = dial(addrs[1]);
+  ASSERT_TRUE(forger.valid());
+  const wire::PeerHello hello{{}, 0, 1};
+  ASSERT_TRUE(testing::peer_handshake(forger.fd(), hello, nonces[1], testing::test_key(10)));
+  wire::FrameHeader header = wire::make_header(wire::kPeerMagic, wire::FrameType::kData, sizeof(int));
+  header.tag = 7;
   const int bogus = -1;
-  ASSERT_EQ(net::send_all(forger.fd(), &hello, sizeof(hello), net::deadline_after(5), nullptr, "hello"), ncclSuccess);
-  ASSERT_EQ(net::send_all(forger.fd(), &header, sizeof(header), net::deadline_after(5), nullptr, "hdr"), ncclSuccess);
-  ASSERT_EQ(net::send_all(forger.fd(), &bogus, sizeof(bogus), net::deadline_after(5), nullptr, "body"), ncclSuccess);
+  ASSERT_TRUE(testing::send_bytes(forger.fd(), &header, sizeof(header)));
+  ASSERT_TRUE(testing::send_bytes(forger.fd(), &bogus, sizeof(bogus)));
 
   const int real = 1234;
   int got = 0;
-  ASSERT_EQ(m0->send(1, wire::Channel::kUser, 7, &real, sizeof(real)), ncclSuccess);
-  ASSERT_EQ(m1->recv(0, wire::Channel::kUser, 7, &got, sizeof(got)), ncclSuccess);
+  ASSERT_EQ(m[0]->send(1, wire::Channel::kUser, 7, &real, sizeof(real)), ncclSuccess);
+  ASSERT_EQ(m[1]->recv(0, wire::Channel::kUser, 7, &got, sizeof(got)), ncclSuccess);
   EXPECT_EQ(got, 1234);
   EXPECT_TRUE(closed_by_peer(forger.fd(), std::chrono::seconds(5)));
 }

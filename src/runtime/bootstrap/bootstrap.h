@@ -13,7 +13,9 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace purlin::runtime {
 
@@ -53,16 +55,24 @@ class Bootstrap {
   ncclResult_t recv(int peer, int tag, void* data, size_t bytes);
   // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).
   void abort();
+  // After a call failed with ncclRemoteError: the rank to blame (one that went away, timed out
+  // or broke the protocol, or that a peer reported as failed), or -1 if none is known.
+  int blamed_peer() const;
 
  private:
   Bootstrap(int rank, int nranks, std::unique_ptr<Mesh> mesh);
-  ncclResult_t ring_allgather(void* data, size_t bytes_per_rank);
-  ncclResult_t tree_broadcast(void* data, size_t bytes, int root);
-  ncclResult_t dissemination_barrier();
+  template <typename Body, typename Dependents>
+  ncclResult_t collective(const char* op, Body&& body, Dependents&& dependents);
+  ncclResult_t ring_allgather(void* data, size_t bytes_per_rank, int tag);
+  ncclResult_t tree_broadcast(void* data, size_t bytes, int root, int tag);
+  ncclResult_t dissemination_barrier(int tag);
+  // The ranks that receive from this one in a broadcast from `root`.
+  std::vector<int> tree_children(int root) const;
 
   int rank_;
   int nranks_;
   std::unique_ptr<Mesh> mesh_;
+  uint32_t next_collective_ = 0;  // the tag of the next collective; equal on every rank
 };
 
 }  // namespace purlin::runtime

@@ -1,0 +1,86 @@
+// Who may wait for a handshake on a bootstrap listener (the root's and every rank's), and how a
+// listener keeps accepting when the process runs out of descriptors.
+//
+// Before its handshake completes a connection may be a rank or a stranger, and the listener
+// cannot tell which. So instead of trusting early arrivals it bounds what any connection can
+// hold: a deadline for the whole handshake, a cap on pending connections per source host and in
+// total, and, when full, the eviction of the pending connection least likely to be a rank. A rank
+// speaks the moment it connects, so a silent connection goes before one that has spoken, and
+// among equals the oldest goes first: a newcomer is never refused, so strangers cannot lock the
+// ranks out by holding every slot.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/bootstrap/socket.h"
+
+namespace purlin::runtime::net {
+
+struct AdmissionLimits {
+  size_t max_pending;                        // connections still in their handshake, in total
+  size_t max_pending_per_host;               // of those, from one source address
+  std::chrono::milliseconds hello_timeout;   // from accept to a completed handshake
+};
+
+// PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS (default 5000) and fixed caps (see admission.cc).
+AdmissionLimits admission_limits();
+
+// What eviction needs to know of one connection still in its handshake.
+struct PendingInfo {
+  const Address* from;
+  Clock::time_point since;  // accepted at
+  int progress;             // handshake messages received so far: 0 while silent
+};
+
+// The index in `pending` of the connection to close so that one more from `newcomer` fits
+// `limits`, or -1 when it fits already.
+ptrdiff_t choose_eviction(const std::vector<PendingInfo>& pending, const Address& newcomer,
+                          const AdmissionLimits& limits);
+
+// Lets a repeated warning through at most `burst` times per interval and counts the rest, so
+// that a flood of strangers (or a persistent accept failure) cannot flood the log.
+class WarnLimiter {
+ public:
+  WarnLimiter(Clock::duration interval, int burst) : interval_(interval), burst_(burst) {}
+  // True when this occurrence may be logged; `*held_back` receives how many occurrences were not
+  // logged before it.
+  bool allow(uint64_t* held_back);
+
+ private:
+  Clock::duration interval_;
+  int burst_;
+  Clock::time_point window_end_{};
+  int logged_in_window_ = 0;
+  uint64_t held_back_ = 0;
+};
+
+// A listening socket that never spins. Out of descriptors (EMFILE and friends), accept() fails
+// while the connection stays queued and the listener stays readable, so polling it again at
+// once would burn a core; instead the listener is left out of the poll for a backoff that grows
+// to 100 ms, and the failure is logged at most once per 10 s.
+class Acceptor {
+ public:
+  Acceptor(Socket listener, std::string owner);
+
+  int fd() const { return listener_.fd(); }
+  // The descriptor to poll for new connections: the listener, or -1 while backing off.
+  int poll_fd() const;
+  // When the caller's poll must return to watch the listener again; time_point::max() if it
+  // is watched already.
+  Clock::time_point resume_at() const;
+  // One new connection; false when none is pending or accept failed (then a backoff starts).
+  bool accept(Socket* out, Address* from);
+
+ private:
+  Socket listener_;
+  std::string owner_;
+  Clock::time_point resume_{};
+  std::chrono::milliseconds backoff_{0};
+  WarnLimiter warn_{std::chrono::seconds(10), 1};
+};
+
+}  // namespace purlin::runtime::net

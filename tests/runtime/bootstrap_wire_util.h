@@ -1,0 +1,45 @@
+// Helpers for tests that speak the bootstrap protocol by hand (as strangers, impostors and
+// fake servers do): raw frames, either side of the challenge-response, and small test groups
+// of Mesh objects whose addresses and key the test knows.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/bootstrap/auth.h"
+#include "runtime/bootstrap/mesh.h"
+#include "runtime/bootstrap/socket.h"
+#include "runtime/bootstrap/wire.h"
+
+namespace purlin::runtime::testing {
+
+// A connection to `to` (5 s to connect), or an invalid socket.
+net::Socket dial(const net::Address& to);
+
+// Writes bytes / a header and body; false on failure.
+bool send_bytes(int fd, const void* data, size_t len);
+bool send_frame(int fd, uint32_t magic, wire::FrameType type, const void* body, size_t len);
+
+// True once the other side has closed `fd` (EOF or reset) within `limit`; data before the EOF is skipped.
+bool closed_by_peer(int fd, std::chrono::milliseconds limit);
+
+// A rank's side of the root handshake, up to and including its proof, made with `key` (which
+// may be wrong). `*root_proved` tells whether the root's challenge verified under `key`. False
+// when the exchange itself failed (the root closed the connection, or sent something else).
+bool root_handshake(int fd, const wire::RootHello& hello, const auth::Key& key, bool* root_proved);
+
+// A connecting peer's hello and proof (made with `key`, which may be wrong), sent at once.
+bool peer_handshake(int fd, const wire::PeerHello& hello, const wire::Nonce& accept_nonce, const auth::Key& key);
+// Whether the acceptor's proof arrives and verifies under `key`.
+bool peer_accepted(int fd, const wire::PeerHello& hello, const wire::Nonce& accept_nonce, const auth::Key& key);
+
+// `n` meshes on loopback sharing `key`, with `n` listeners made first; `addrs` receives their
+// addresses and `accept_nonces` (if given) their accept nonces.
+std::vector<std::unique_ptr<Mesh>> make_meshes(int n, const auth::Key& key, std::vector<net::Address>* addrs,
+                                               int timeout_s = 10, std::vector<wire::Nonce>* accept_nonces = nullptr);
+
+auth::Key test_key(uint8_t seed);
+
+}  // namespace purlin::runtime::testing
