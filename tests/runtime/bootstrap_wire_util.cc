@@ -1,7 +1,14 @@
 #include "bootstrap_wire_util.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "runtime/bootstrap/frame.h"
@@ -99,6 +106,55 @@ auth::Key test_key(uint8_t seed) {
   for (size_t i = 0; i < sizeof(k.bytes); ++i) k.bytes[i] = static_cast<uint8_t>(seed + 17 * i);
   k.len = sizeof(k.bytes);
   return k;
+}
+
+StrangerFlood::StrangerFlood(const net::Address& to, int count, int head_start) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return;
+  pid_ = ::fork();
+  if (pid_ < 0) return;
+  if (pid_ == 0) {
+    // Raw system calls only: this child of a threaded process must not allocate or log.
+    ::close(pipe_fds[0]);
+    rlimit lim{};
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    int opened = 0;
+    for (int i = 0; i < count; ++i) {
+      const int fd = ::socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+      if (fd < 0) break;
+      if (::connect(fd, to.sa(), to.len()) != 0 && errno != EINPROGRESS) continue;
+      pollfd p = {fd, POLLOUT, 0};
+      if (::poll(&p, 1, 5000) == 1) ++opened;
+      if (i + 1 == head_start) (void)!::write(pipe_fds[1], "h", 1);
+    }
+    (void)!::write(pipe_fds[1], &opened, sizeof(opened));
+    for (;;) ::pause();  // hold the connections until killed
+  }
+  ::close(pipe_fds[1]);
+  report_fd_ = pipe_fds[0];
+  char h = 0;
+  pollfd p = {report_fd_, POLLIN, 0};
+  if (::poll(&p, 1, 10000) == 1) (void)!::read(report_fd_, &h, 1);
+}
+
+int StrangerFlood::opened(std::chrono::seconds limit) {
+  int n = -1;
+  pollfd p = {report_fd_, POLLIN, 0};
+  if (report_fd_ >= 0 && ::poll(&p, 1, static_cast<int>(limit.count() * 1000)) == 1 &&
+      ::read(report_fd_, &n, sizeof(n)) != sizeof(n)) {
+    n = -1;
+  }
+  return n;
+}
+
+StrangerFlood::~StrangerFlood() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (report_fd_ >= 0) ::close(report_fd_);
 }
 
 }  // namespace purlin::runtime::testing

@@ -3,6 +3,8 @@
 // of Mesh objects whose addresses and key the test knows.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -41,5 +43,23 @@ std::vector<std::unique_ptr<Mesh>> make_meshes(int n, const auth::Key& key, std:
                                                int timeout_s = 10, std::vector<wire::Nonce>* accept_nonces = nullptr);
 
 auth::Key test_key(uint8_t seed);
+
+// A forked process holding `count` silent connections to `to`, so that strangers' descriptors
+// do not count against the test's own limit. Connects as fast as it can; the constructor
+// returns once the first `head_start` are open, so the rest arrive while the test goes on.
+class StrangerFlood {
+ public:
+  StrangerFlood(const net::Address& to, int count, int head_start);
+  ~StrangerFlood();
+  StrangerFlood(const StrangerFlood&) = delete;
+  StrangerFlood& operator=(const StrangerFlood&) = delete;
+  // How many connections the child opened in all (waits for it to finish, at most `limit`);
+  // -1 if it did not report.
+  int opened(std::chrono::seconds limit);
+
+ private:
+  pid_t pid_ = -1;
+  int report_fd_ = -1;
+};
 
 }  // namespace purlin::runtime::testing

@@ -55,7 +55,7 @@ ptrdiff_t choose_eviction(const std::vector<PendingInfo>& pending, const Address
   return victim;
 }
 
-bool WarnLimiter::allow(uint64_t* held_back) {
+bool WarnLimiter::allow(std::string* note) {
   const Clock::time_point now = Clock::now();
   if (now >= window_end_) {
     window_end_ = now + interval_;
@@ -66,7 +66,8 @@ bool WarnLimiter::allow(uint64_t* held_back) {
     return false;
   }
   ++logged_in_window_;
-  *held_back = std::exchange(held_back_, 0);
+  note->clear();
+  if (held_back_ > 0) note->append(" (" + std::to_string(std::exchange(held_back_, 0)) + " similar messages not shown)");
   return true;
 }
 
@@ -89,12 +90,11 @@ bool Acceptor::accept(Socket* out, Address* from) {
   const int err = errno;
   backoff_ = std::clamp(backoff_ * 2, kFirstBackoff, kMaxBackoff);
   resume_ = Clock::now() + backoff_;
-  uint64_t held_back = 0;
-  if (warn_.allow(&held_back)) {
-    PURLIN_WARN("%s: accept failed: %s%s; pausing new connections for up to %lld ms (%llu more failures not shown)",
-                owner_.c_str(), std::strerror(err),
-                a == Accepted::kExhausted ? " (out of descriptors or memory)" : "",
-                static_cast<long long>(kMaxBackoff.count()), static_cast<unsigned long long>(held_back));
+  std::string note;
+  if (warn_.allow(&note)) {
+    PURLIN_WARN("%s: accept failed: %s%s; pausing new connections for up to %lld ms%s", owner_.c_str(),
+                std::strerror(err), a == Accepted::kExhausted ? " (out of descriptors or memory)" : "",
+                static_cast<long long>(kMaxBackoff.count()), note.c_str());
   }
   return false;
 }

@@ -46,9 +46,9 @@ ptrdiff_t choose_eviction(const std::vector<PendingInfo>& pending, const Address
 class WarnLimiter {
  public:
   WarnLimiter(Clock::duration interval, int burst) : interval_(interval), burst_(burst) {}
-  // True when this occurrence may be logged; `*held_back` receives how many occurrences were not
-  // logged before it.
-  bool allow(uint64_t* held_back);
+  // True when this occurrence may be logged; `*note` then says how many were held back before
+  // it (" (N similar messages not shown)"), or is empty.
+  bool allow(std::string* note);
 
  private:
   Clock::duration interval_;

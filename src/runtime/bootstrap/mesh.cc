@@ -305,10 +305,10 @@ Mesh::Wait Mesh::progress(int io_fd, short io_events, net::Deadline deadline, bo
 }
 
 void Mesh::stranger_warn(const Inbound& in, const std::string& why) {
-  uint64_t held_back = 0;
-  if (!stranger_log_.allow(&held_back)) return;
-  PURLIN_WARN("%s: closed a connection from %s: %s (%llu similar messages not shown)", name_.c_str(),
-              in.from.str().c_str(), why.c_str(), static_cast<unsigned long long>(held_back));
+  std::string note;
+  if (!stranger_log_.allow(&note)) return;
+  PURLIN_WARN("%s: closed a connection from %s: %s%s", name_.c_str(), in.from.str().c_str(), why.c_str(),
+              note.c_str());
 }
 
 void Mesh::accept_new() {

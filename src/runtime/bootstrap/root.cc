@@ -90,10 +90,10 @@ class Rendezvous {
  private:
   // Strangers can make these happen at will: they are rate-limited, and say who and why.
   void stranger_warn(const Pending& p, const char* what, const std::string& why) {
-    uint64_t held_back = 0;
-    if (!stranger_log_.allow(&held_back)) return;
-    PURLIN_WARN("%s: closed a connection from %s: %s%s (%llu similar messages not shown)", name_.c_str(),
-                p.from.str().c_str(), what, why.c_str(), static_cast<unsigned long long>(held_back));
+    std::string note;
+    if (!stranger_log_.allow(&note)) return;
+    PURLIN_WARN("%s: closed a connection from %s: %s%s%s", name_.c_str(), p.from.str().c_str(), what, why.c_str(),
+                note.c_str());
   }
 
   void accept_new() {
