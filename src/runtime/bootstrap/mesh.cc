@@ -126,7 +126,7 @@ ncclResult_t Mesh::recv(int peer, wire::Channel channel, int tag, void* data, si
       if (ncclResult_t r = check_abandoned(peer, tag); r != ncclSuccess) return r;
     }
     if (peer_closed_[peer]) {
-      PURLIN_WARN("%s: %s closed its connection; no message with tag %d will come", name_.c_str(),
+      PURLIN_WARN("%s: the connection from %s has ended; no message with tag %d will come", name_.c_str(),
                   describe(peer).c_str(), tag);
       return blame(peer, ncclRemoteError);
     }
@@ -360,8 +360,8 @@ void Mesh::pump(Inbound& in) {
           stranger_warn(in, in.reader.error());
         } else {
           // Authenticated, so a broken peer rather than a stranger: its stream cannot be trusted.
-          PURLIN_WARN("%s: %s sent %s; closing its connection", name_.c_str(), describe(in.peer).c_str(),
-                      in.reader.error().c_str());
+          PURLIN_WARN("%s: %s, connected from %s, sent %s; closing its connection", name_.c_str(),
+                      describe(in.peer).c_str(), in.from.str().c_str(), in.reader.error().c_str());
           peer_closed_[in.peer] = true;
         }
         in.sock.close();
