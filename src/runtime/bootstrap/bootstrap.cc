@@ -229,8 +229,8 @@ ncclResult_t Bootstrap::collective(const char* op, Body&& body, Dependents&& dep
       return ncclSuccess;
     });
     if (r == ncclRemoteError && culprit != rank_) {
-      PURLIN_WARN("bootstrap rank %d: %s (collective #%d) failed: rank %d is gone or failed", rank_, op, tag,
-                  culprit);
+      PURLIN_WARN("bootstrap rank %d: %s (collective #%d) failed: %s is gone or failed", rank_, op, tag,
+                  mesh_->describe(culprit).c_str());
     }
   }
   return r;

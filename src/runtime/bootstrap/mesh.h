@@ -72,6 +72,8 @@ class Mesh {
   // the protocol, or the rank a peer's abandon notice named; -1 if none.
   int blamed() const { return blamed_; }
   void forget_blame() { blamed_ = -1; }
+  // "rank 3 (10.0.0.7:41234)", for logs.
+  std::string describe(int peer) const;
   void abort();
 
  private:
@@ -127,7 +129,6 @@ class Mesh {
   void stranger_warn(const Inbound& in, const std::string& why);
   ncclResult_t wait_failure(Wait w, const char* op, int peer, int tag);
   ncclResult_t blame(int peer, ncclResult_t r);
-  std::string describe(int peer) const;
 
   const int rank_;
   const std::vector<PeerAddress> peers_;
