@@ -36,12 +36,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 class BootstrapFlood : public ::testing::Test {
  protected:
-  void SetUp() override {
-    testing::use_loopback_env();
-    // Long enough that only eviction, not expiry, can make room for the ranks.
-    ::setenv("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "60000", 1);
-  }
-  void TearDown() override { ::unsetenv("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS"); }
+  void SetUp() override { testing::use_loopback_env(); }
+  // Long enough that only eviction, not expiry, can make room for the ranks.
+  testing::ScopedEnv hello_timeout_{"PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "60000"};
 };
 
 // Every rank exchanges a message with every other, twice (the second waits for each receiver's
@@ -62,22 +59,25 @@ std::string all_pairs(Mesh& m) {
   return "";
 }
 
+// Runs 4 rank bodies on threads while kStrangers silent connections open to `target`, half of
+// them before the ranks start; every rank must succeed within 10 s. Returns the ranks' time.
+double ranks_past_strangers(const net::Address& target, const testing::RankBody& rank) {
+  StrangerFlood flood(target, kStrangers, kStrangers / 2);
+  const auto start = Clock::now();
+  const std::string errors = testing::run_ranks_in_threads(4, rank);
+  const double took = seconds_since(start);
+  EXPECT_EQ(errors, "");
+  EXPECT_LT(took, 10.0);
+  EXPECT_EQ(flood.opened(std::chrono::seconds(20)), kStrangers);  // the strangers were all there
+  return took;
+}
+
 TEST_F(BootstrapFlood, SilentStrangersAtTheRootDoNotLockOutRanks) {
   ncclUniqueId id;
   ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
   ASSERT_TRUE(decode_unique_id(id, &c));
-  StrangerFlood flood(c.root, kStrangers, kStrangers / 2);  // half now, half while the ranks join
-  const auto start = Clock::now();
-  const std::string errors = testing::run_ranks_in_threads(4, [&](int r) {
-    std::unique_ptr<Bootstrap> b;
-    if (ncclResult_t res = Bootstrap::create(id, r, 4, &b); res != ncclSuccess) return "create: " + std::to_string(res);
-    return testing::exercise(*b);
-  });
-  const double took = seconds_since(start);
-  EXPECT_EQ(errors, "");
-  EXPECT_LT(took, 10.0);
-  EXPECT_EQ(flood.opened(std::chrono::seconds(20)), kStrangers);
+  const double took = ranks_past_strangers(c.root, [&](int r) { return testing::join_and_exercise(id, r, 4); });
   std::printf("4 ranks joined past %d silent connections to the root in %.3f s\n", kStrangers, took);
 }
 
@@ -85,18 +85,12 @@ TEST_F(BootstrapFlood, SilentStrangersAtAMeshListenerDoNotLockOutRanks) {
   std::vector<net::Address> addrs;
   auto m = testing::make_meshes(4, testing::test_key(3), &addrs);
   ASSERT_EQ(m.size(), 4u);
-  StrangerFlood flood(addrs[0], kStrangers, kStrangers / 2);
-  const auto start = Clock::now();
-  const std::string errors = testing::run_ranks_in_threads(4, [&](int r) { return all_pairs(*m[r]); });
-  const double took = seconds_since(start);
-  EXPECT_EQ(errors, "");
-  EXPECT_LT(took, 10.0);
-  EXPECT_EQ(flood.opened(std::chrono::seconds(20)), kStrangers);
+  const double took = ranks_past_strangers(addrs[0], [&](int r) { return all_pairs(*m[r]); });
   std::printf("4 ranks exchanged past %d silent connections to rank 0's listener in %.3f s\n", kStrangers, took);
 }
 
 TEST_F(BootstrapFlood, UnfinishedHandshakesExpire) {
-  ::setenv("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "300", 1);
+  testing::ScopedEnv short_deadline("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "300");
   ncclUniqueId id;
   ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;

@@ -121,12 +121,9 @@ TEST(FrameReader, DataFramesAreCappedAndAllocatedAsTheyArrive) {
 
 class BootstrapFrames : public ::testing::Test {
  protected:
-  void SetUp() override {
-    testing::use_loopback_env();
-    // Closing must come from the length check, not from the handshake deadline.
-    ::setenv("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "30000", 1);
-  }
-  void TearDown() override { ::unsetenv("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS"); }
+  void SetUp() override { testing::use_loopback_env(); }
+  // Closing must come from the length check, not from the handshake deadline.
+  testing::ScopedEnv hello_timeout_{"PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "30000"};
 };
 
 std::string local_name(int fd) {

@@ -152,32 +152,9 @@ TEST_F(BootstrapSecurity, InconsistentNranksIsRefused) {
   EXPECT_EQ(rank0, "");
 }
 
-// Everything `fd` receives until EOF (at most `limit`).
-std::vector<uint8_t> drain(int fd, std::chrono::milliseconds limit) {
-  std::vector<uint8_t> all;
-  uint8_t buf[4096];
-  const net::Deadline deadline = net::Clock::now() + limit;
-  for (;;) {
-    pollfd p = {fd, POLLIN, 0};
-    if (net::poll_until(&p, 1, deadline) <= 0) return all;
-    size_t n = 0;
-    const net::Io io = net::read_some(fd, buf, sizeof(buf), &n);
-    if (io == net::Io::kProgress) all.insert(all.end(), buf, buf + n);
-    if (io == net::Io::kClosed || io == net::Io::kError) return all;
-  }
-}
-
 bool contains(const std::vector<uint8_t>& hay, const void* needle, size_t len) {
   const auto* n = static_cast<const uint8_t*>(needle);
   return std::search(hay.begin(), hay.end(), n, n + len) != hay.end();
-}
-
-net::Socket accept_within(int listen_fd, std::chrono::seconds limit) {
-  pollfd p = {listen_fd, POLLIN, 0};
-  net::Socket s;
-  net::Address from;
-  if (net::poll_until(&p, 1, net::Clock::now() + limit) == 1) net::accept_one(listen_fd, &s, &from);
-  return s;
 }
 
 // A process listening at the root's address without the secret: the rank must notice before it
@@ -196,14 +173,11 @@ TEST_F(BootstrapSecurity, RankDetectsAFakeRoot) {
   std::unique_ptr<Bootstrap> b;
   const auto start = net::Clock::now();
   std::thread rank([&] { result = Bootstrap::create(id, 0, 2, &b); });
-  net::Socket conn = accept_within(fake_listener.fd(), std::chrono::seconds(5));
-  ASSERT_TRUE(conn.valid());
   wire::FrameReader reader;
-  ASSERT_EQ(wire::recv_frame(conn.fd(), reader,
-                             wire::expect_exactly(wire::kRootMagic, wire::FrameType::kRootHello,
-                                                  sizeof(wire::RootHello)),
-                             net::deadline_after(5), nullptr, "the rank", "a fake root's read"),
-            ncclSuccess);
+  net::Socket conn = testing::accept_first_frame(
+      fake_listener.fd(), wire::expect_exactly(wire::kRootMagic, wire::FrameType::kRootHello, sizeof(wire::RootHello)),
+      &reader);
+  ASSERT_TRUE(conn.valid());
   const auto hello = reader.body_as<wire::RootHello>();
   EXPECT_FALSE(contains(reader.body(), &c.secret, sizeof(c.secret))) << "the hello carries the secret";
   // The best a fake root can do: a challenge under a key it guessed.
@@ -211,7 +185,7 @@ TEST_F(BootstrapSecurity, RankDetectsAFakeRoot) {
   wire::Challenge ch{};
   ch.mac = auth::prove(auth::root_key(guess), auth::Role::kRoot, &hello, sizeof(hello), ch.nonce);
   ASSERT_TRUE(testing::send_frame(conn.fd(), wire::kRootMagic, wire::FrameType::kChallenge, &ch, sizeof(ch)));
-  const std::vector<uint8_t> after = drain(conn.fd(), std::chrono::milliseconds(5000));
+  const std::vector<uint8_t> after = testing::drain(conn.fd(), std::chrono::milliseconds(5000)).bytes;
   rank.join();
   EXPECT_EQ(result, ncclRemoteError);
   EXPECT_EQ(b, nullptr);
@@ -317,14 +291,11 @@ TEST_F(BootstrapSecurity, RankDetectsAFakePeer) {
   ASSERT_EQ(Mesh::create(0, peers, testing::test_key(11), std::move(l0), 5, &m0), ncclSuccess);
   const int one = 1, two = 2;
   ASSERT_EQ(m0->send(1, wire::Channel::kUser, 1, &one, sizeof(one)), ncclSuccess);
-  net::Socket conn = accept_within(fake.fd(), std::chrono::seconds(5));
-  ASSERT_TRUE(conn.valid());
   wire::FrameReader reader;
-  ASSERT_EQ(wire::recv_frame(conn.fd(), reader,
-                             wire::expect_exactly(wire::kPeerMagic, wire::FrameType::kPeerHello,
-                                                  sizeof(wire::PeerHello)),
-                             net::deadline_after(5), nullptr, "rank 0", "a fake peer's read"),
-            ncclSuccess);
+  net::Socket conn = testing::accept_first_frame(
+      fake.fd(), wire::expect_exactly(wire::kPeerMagic, wire::FrameType::kPeerHello, sizeof(wire::PeerHello)),
+      &reader);
+  ASSERT_TRUE(conn.valid());
   const auto hello = reader.body_as<wire::PeerHello>();
   const wire::Proof guess{auth::prove(testing::test_key(12), auth::Role::kAcceptor, &hello, sizeof(hello),
                                       peers[1].accept_nonce)};
@@ -334,7 +305,7 @@ TEST_F(BootstrapSecurity, RankDetectsAFakePeer) {
   m0.reset();
   // The proof frame and the first message, and not the second.
   const size_t proof_and_first = 2 * sizeof(wire::FrameHeader) + sizeof(wire::Proof) + sizeof(one);
-  EXPECT_EQ(drain(conn.fd(), std::chrono::milliseconds(2000)).size(), proof_and_first);
+  EXPECT_EQ(testing::drain(conn.fd(), std::chrono::milliseconds(2000)).bytes.size(), proof_and_first);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/bootstrap/frame.h"
 #include "runtime/bootstrap/interface.h"
 
 namespace purlin::runtime::testing {
@@ -31,17 +30,39 @@ bool send_frame(int fd, uint32_t magic, wire::FrameType type, const void* body, 
                           "a test's frame") == ncclSuccess;
 }
 
-bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
-  uint8_t buf[256];
+Drained drain(int fd, std::chrono::milliseconds limit) {
+  Drained out;
+  uint8_t buf[4096];
   const net::Deadline deadline = net::Clock::now() + limit;
   for (;;) {
     pollfd p = {fd, POLLIN, 0};
-    if (net::poll_until(&p, 1, deadline) <= 0) return false;
+    if (net::poll_until(&p, 1, deadline) <= 0) return out;
     size_t n = 0;
     const net::Io io = net::read_some(fd, buf, sizeof(buf), &n);
-    if (io == net::Io::kClosed || io == net::Io::kError) return true;
+    if (io == net::Io::kProgress) out.bytes.insert(out.bytes.end(), buf, buf + n);
+    if (io == net::Io::kClosed || io == net::Io::kError) {
+      out.closed = true;
+      return out;
+    }
   }
 }
+
+net::Socket accept_first_frame(int listen_fd, const wire::Expect& e, wire::FrameReader* reader) {
+  pollfd p = {listen_fd, POLLIN, 0};
+  net::Socket s;
+  net::Address from;
+  if (net::poll_until(&p, 1, net::deadline_after(5)) != 1 ||
+      net::accept_one(listen_fd, &s, &from) != net::Accepted::kOne ||
+      wire::recv_frame(s.fd(), *reader, e, net::deadline_after(5), nullptr, "the rank", "a fake server's read") !=
+          ncclSuccess) {
+    return {};
+  }
+  return s;
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+
+ScopedEnv::~ScopedEnv() { ::unsetenv(name_); }
 
 bool root_handshake(int fd, const wire::RootHello& hello, const auth::Key& key, bool* root_proved) {
   *root_proved = false;

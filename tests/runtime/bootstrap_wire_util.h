@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/auth.h"
+#include "runtime/bootstrap/frame.h"
 #include "runtime/bootstrap/mesh.h"
 #include "runtime/bootstrap/socket.h"
 #include "runtime/bootstrap/wire.h"
@@ -24,8 +25,31 @@ net::Socket dial(const net::Address& to);
 bool send_bytes(int fd, const void* data, size_t len);
 bool send_frame(int fd, uint32_t magic, wire::FrameType type, const void* body, size_t len);
 
-// True once the other side has closed `fd` (EOF or reset) within `limit`; data before the EOF is skipped.
-bool closed_by_peer(int fd, std::chrono::milliseconds limit);
+// What `fd` receives within `limit`, and whether the other side closed it (EOF or reset).
+struct Drained {
+  std::vector<uint8_t> bytes;
+  bool closed = false;
+};
+Drained drain(int fd, std::chrono::milliseconds limit);
+
+// True once the other side has closed `fd` within `limit`; data before the EOF is skipped.
+inline bool closed_by_peer(int fd, std::chrono::milliseconds limit) { return drain(fd, limit).closed; }
+
+// Accepts one connection on `listen_fd` (5 s at most) and reads a first frame satisfying `e`
+// into `reader`: a fake server's view of a rank. An invalid socket if either fails.
+net::Socket accept_first_frame(int listen_fd, const wire::Expect& e, wire::FrameReader* reader);
+
+// Sets an environment variable for the life of the object, then unsets it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
 
 // A rank's side of the root handshake, up to and including its proof, made with `key` (which
 // may be wrong). `*root_proved` tells whether the root's challenge verified under `key`. False

@@ -28,13 +28,9 @@ constexpr std::chrono::milliseconds kMaxBackoff{100};
 }  // namespace
 
 AdmissionLimits admission_limits() {
-  int64_t ms = env::get_int("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", kDefaultHelloTimeoutMs);
-  if (ms <= 0) {
-    PURLIN_WARN("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS=%lld is not positive; using %lld ms", static_cast<long long>(ms),
-                static_cast<long long>(kDefaultHelloTimeoutMs));
-    ms = kDefaultHelloTimeoutMs;
-  }
-  return {kMaxPending, kMaxPendingPerHost, std::chrono::milliseconds(std::min(ms, kMaxHelloTimeoutMs))};
+  const int64_t ms = env::get_positive_int("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", kDefaultHelloTimeoutMs,
+                                           kMaxHelloTimeoutMs);
+  return {kMaxPending, kMaxPendingPerHost, std::chrono::milliseconds(ms)};
 }
 
 ptrdiff_t choose_eviction(const std::vector<PendingInfo>& pending, const Address& newcomer,

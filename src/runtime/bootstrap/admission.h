@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/bootstrap/socket.h"
@@ -40,6 +41,32 @@ struct PendingInfo {
 // `limits`, or -1 when it fits already.
 ptrdiff_t choose_eviction(const std::vector<PendingInfo>& pending, const Address& newcomer,
                           const AdmissionLimits& limits);
+
+// Admits a new connection into `conns`: drops the closed ones, makes room under `limits` by
+// evicting the one choose_eviction picks among those `in_handshake` selects (after `on_evict`
+// has seen it), and appends a Conn holding `sock`, `from` and the time. `Conn` has `sock`,
+// `from`, `since` and `progress()` (as PendingInfo describes them) and a `sock.valid()`.
+template <typename Conn, typename InHandshake, typename OnEvict>
+Conn& admit(std::vector<Conn>& conns, Socket sock, const Address& from, const AdmissionLimits& limits,
+            InHandshake&& in_handshake, OnEvict&& on_evict) {
+  std::erase_if(conns, [](const Conn& c) { return !c.sock.valid(); });
+  std::vector<PendingInfo> info;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < conns.size(); ++i) {
+    if (!in_handshake(conns[i])) continue;
+    info.push_back({&conns[i].from, conns[i].since, conns[i].progress()});
+    index.push_back(i);
+  }
+  if (const ptrdiff_t victim = choose_eviction(info, from, limits); victim >= 0) {
+    on_evict(conns[index[victim]]);
+    conns.erase(conns.begin() + static_cast<ptrdiff_t>(index[victim]));
+  }
+  Conn& c = conns.emplace_back();
+  c.sock = std::move(sock);
+  c.from = from;
+  c.since = Clock::now();
+  return c;
+}
 
 // Lets a repeated warning through at most `burst` times per interval and counts the rest, so
 // that a flood of strangers (or a persistent accept failure) cannot flood the log.

@@ -315,27 +315,13 @@ void Mesh::accept_new() {
   net::Socket s;
   net::Address from;
   while (acceptor_.accept(&s, &from)) {
-    std::erase_if(inbound_, [](const Inbound& in) { return !in.sock.valid(); });
-    std::vector<net::PendingInfo> info;
-    std::vector<size_t> index;
-    for (size_t i = 0; i < inbound_.size(); ++i) {
-      if (inbound_[i].stage == Inbound::Stage::kFrames) continue;
-      info.push_back({&inbound_[i].from, inbound_[i].since, inbound_[i].progress()});
-      index.push_back(i);
-    }
-    if (const ptrdiff_t victim = net::choose_eviction(info, from, limits_); victim >= 0) {
-      stranger_warn(inbound_[index[victim]], "evicted: too many connections in their handshake");
-      inbound_.erase(inbound_.begin() + static_cast<ptrdiff_t>(index[victim]));
-    }
-    Inbound in;
-    in.sock = std::move(s);
-    in.from = from;
-    in.since = net::Clock::now();
+    Inbound& in = net::admit(
+        inbound_, std::move(s), from, limits_, [](const Inbound& c) { return c.stage != Inbound::Stage::kFrames; },
+        [&](const Inbound& victim) { stranger_warn(victim, "evicted: too many connections in their handshake"); });
     in.reader.expect(wire::expect_exactly(wire::kPeerMagic, wire::FrameType::kPeerHello, sizeof(wire::PeerHello)));
-    inbound_.push_back(std::move(in));
     // A peer's handshake follows its connect at once: reading it now usually completes it, so a
     // flood of strangers queued after the peer cannot evict it.
-    pump(inbound_.back());
+    pump(in);
   }
 }
 

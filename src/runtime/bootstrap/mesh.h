@@ -2,7 +2,7 @@
 //
 // Each ordered pair (a -> b) gets its own TCP connection, opened by `a` on its first send to `b`
 // and kept: a connection carries one direction only, so neither side has to agree with the other
-// on who connects. Messages are framed {tag, channel, size}. A frame that arrives while the rank
+// on who connects. Messages are data frames (wire.h). A message that arrives while the rank
 // waits for something else is buffered under (peer, channel, tag) in arrival order, never lost.
 //
 // Progress is made only inside send()/recv() (no helper thread), but a send blocked on a full

@@ -100,23 +100,13 @@ class Rendezvous {
     net::Socket s;
     net::Address from;
     while (acceptor_->accept(&s, &from)) {
-      std::erase_if(pending_, [](const Pending& p) { return !p.sock.valid(); });
-      std::vector<net::PendingInfo> info;
-      info.reserve(pending_.size());
-      for (const Pending& p : pending_) info.push_back({&p.from, p.since, p.progress()});
-      if (const ptrdiff_t victim = net::choose_eviction(info, from, limits_); victim >= 0) {
-        stranger_warn(pending_[victim], "evicted: ", "too many connections in their handshake");
-        pending_.erase(pending_.begin() + victim);
-      }
-      Pending p;
-      p.sock = std::move(s);
-      p.from = from;
-      p.since = net::Clock::now();
+      Pending& p = net::admit(
+          pending_, std::move(s), from, limits_, [](const Pending&) { return true; },
+          [&](const Pending& victim) { stranger_warn(victim, "evicted: ", "too many connections in their handshake"); });
       p.reader.expect(wire::expect_exactly(wire::kRootMagic, wire::FrameType::kRootHello, sizeof(wire::RootHello)));
-      pending_.push_back(std::move(p));
       // A rank's hello follows its connect at once: reading it now moves the rank ahead of the
       // silent connections that a flood of strangers queued after it, which are evicted first.
-      if (advance(pending_.back())) idle_ = net::deadline_after(timeout_s_);
+      if (advance(p)) idle_ = net::deadline_after(timeout_s_);
     }
   }
 
@@ -275,13 +265,7 @@ class Rendezvous {
 }  // namespace
 
 int bootstrap_timeout_s() {
-  int64_t t = env::get_int("PURLIN_BOOTSTRAP_TIMEOUT", kDefaultTimeoutS);
-  if (t <= 0) {
-    PURLIN_WARN("PURLIN_BOOTSTRAP_TIMEOUT=%lld is not positive; using %lld s", static_cast<long long>(t),
-                static_cast<long long>(kDefaultTimeoutS));
-    t = kDefaultTimeoutS;
-  }
-  return static_cast<int>(t < kMaxTimeoutS ? t : kMaxTimeoutS);
+  return static_cast<int>(env::get_positive_int("PURLIN_BOOTSTRAP_TIMEOUT", kDefaultTimeoutS, kMaxTimeoutS));
 }
 
 ncclResult_t start_root(net::Socket listener, const Secret& secret, int timeout_s) {
