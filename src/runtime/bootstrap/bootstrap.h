@@ -35,7 +35,8 @@ class Bootstrap {
   // forever) after PURLIN_BOOTSTRAP_TIMEOUT seconds (default 300).
   // Errors: ncclInvalidArgument for a bad id / rank / nranks, or when the root refuses this rank
   // (duplicate rank, nranks differing from the group's); ncclRemoteError when the root or a peer
-  // goes away or the timeout passes; ncclSystemError for local socket failures.
+  // goes away, the process at the root's address cannot prove it knows the id's secret, or the
+  // timeout passes; ncclSystemError for local socket failures.
   static ncclResult_t create(const ncclUniqueId& id, int rank, int nranks, std::unique_ptr<Bootstrap>* out);
   ~Bootstrap();
   Bootstrap(const Bootstrap&) = delete;
@@ -44,13 +45,17 @@ class Bootstrap {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
 
+  // Collectives: every rank calls the same ones in the same order. A rank that fails one tells
+  // the ranks waiting on it, so they fail at once too, blaming the same rank (blamed_peer()).
   // In place: rank r's contribution is at offset r * bytes_per_rank on every rank.
   ncclResult_t allgather(void* data, size_t bytes_per_rank);
   ncclResult_t broadcast(void* data, size_t bytes, int root);
   ncclResult_t barrier();
   // Messages between a pair keep their order per tag; a message for another tag or peer that
   // arrives first is buffered. recv expects exactly `bytes`: another size is ncclInvalidUsage.
-  // Every operation fails with ncclRemoteError after PURLIN_BOOTSTRAP_TIMEOUT seconds.
+  // Every operation fails with ncclRemoteError after PURLIN_BOOTSTRAP_TIMEOUT seconds. The first
+  // send to a peer returns without waiting for it; a later one waits until the peer has answered
+  // the connection's handshake, which it does inside any of its own bootstrap calls.
   ncclResult_t send(int peer, int tag, const void* data, size_t bytes);
   ncclResult_t recv(int peer, int tag, void* data, size_t bytes);
   // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).

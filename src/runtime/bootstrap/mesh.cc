@@ -15,6 +15,12 @@ namespace {
 // quickly is not waiting for it, and the failing rank must not stall on its way out.
 constexpr std::chrono::seconds kNoticeBound{1};
 
+// How often a connection closed unanswered is redone. Listeners drop unanswered connections only
+// when strangers fill them, and read a peer's handshake the moment they accept it, so a real peer
+// rarely needs more than one; a peer that keeps refusing (another connection holds this rank
+// there) must not be hammered until the timeout.
+constexpr int kMaxRedials = 20;
+
 // Whether collective sequence number `a` comes after `b`, modulo wrap-around.
 bool later(int a, int b) { return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b)) > 0; }
 
@@ -206,7 +212,7 @@ ncclResult_t Mesh::open(int peer, net::Deadline deadline) {
 ncclResult_t Mesh::await_acceptance(int peer, net::Deadline deadline) {
   Outbound& out = outbound_[peer];
   wire::FrameReader reader;
-  for (int backoff_ms = 1;; backoff_ms = std::min(backoff_ms * 2, 100)) {
+  for (int redials = 0, backoff_ms = 1;; ++redials, backoff_ms = std::min(backoff_ms * 2, 100)) {
     reader.expect(wire::expect_exactly(wire::kPeerMagic, wire::FrameType::kProof, sizeof(wire::Proof)));
     wire::FrameReader::Status st;
     while ((st = reader.read_from(out.sock.fd())) == wire::FrameReader::Status::kMore) {
@@ -239,8 +245,9 @@ ncclResult_t Mesh::await_acceptance(int peer, net::Deadline deadline) {
     // it. Redo it, first message included, while serving incoming handshakes meanwhile.
     const net::Deadline pause = std::min(deadline, net::Clock::now() + std::chrono::milliseconds(backoff_ms));
     const Wait w = progress(-1, 0, pause, nullptr);
-    if (w == Wait::kAborted || w == Wait::kError || pause == deadline) {
-      PURLIN_WARN("%s: %s kept closing the connection without answering", name_.c_str(), describe(peer).c_str());
+    if (w == Wait::kAborted || w == Wait::kError || pause == deadline || redials == kMaxRedials) {
+      PURLIN_WARN("%s: %s closed the connection without answering, %d times", name_.c_str(), describe(peer).c_str(),
+                  redials + 1);
       return blame(peer, w == Wait::kError ? ncclSystemError : ncclRemoteError);
     }
     PURLIN_TRACE(kBootstrap, "%s: %s closed the connection unanswered; connecting again", name_.c_str(),

@@ -144,7 +144,8 @@ Expect expect_data();
 // size), else what is wrong, for the WARN that ends the connection.
 std::string check_header(const FrameHeader& h, const Expect& e);
 
-// Range checks of a hello's claims beyond what the proof covers. "" when usable, else why not.
+// Range checks of a hello's claims (a proof tells who made them, not that they make sense).
+// "" when usable, else why not.
 std::string check_root_hello(const RootHello& h);
 std::string check_peer_hello(const PeerHello& h, int self, int nranks);
 
