@@ -74,9 +74,8 @@ double ranks_past_strangers(const net::Address& target, const testing::RankBody&
 
 TEST_F(BootstrapFlood, SilentStrangersAtTheRootDoNotLockOutRanks) {
   ncclUniqueId id;
-  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
-  ASSERT_TRUE(decode_unique_id(id, &c));
+  ASSERT_TRUE(testing::new_group(&id, &c));
   const double took = ranks_past_strangers(c.root, [&](int r) { return testing::join_and_exercise(id, r, 4); });
   std::printf("4 ranks joined past %d silent connections to the root in %.3f s\n", kStrangers, took);
 }
@@ -92,9 +91,8 @@ TEST_F(BootstrapFlood, SilentStrangersAtAMeshListenerDoNotLockOutRanks) {
 TEST_F(BootstrapFlood, UnfinishedHandshakesExpire) {
   testing::ScopedEnv short_deadline("PURLIN_BOOTSTRAP_HELLO_TIMEOUT_MS", "300");
   ncclUniqueId id;
-  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
-  ASSERT_TRUE(decode_unique_id(id, &c));
+  ASSERT_TRUE(testing::new_group(&id, &c));
   net::Socket silent = testing::dial(c.root);
   ASSERT_TRUE(silent.valid());
   auto start = Clock::now();

@@ -150,9 +150,8 @@ TEST_F(BootstrapFrames, RootClosesOnlyTheConnectionThatSentAMisSizedFrame) {
   ::setenv("PURLIN_DEBUG_FILE", log_path, 1);
   log::reset();
   ncclUniqueId id;
-  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
-  ASSERT_TRUE(decode_unique_id(id, &c));
+  ASSERT_TRUE(testing::new_group(&id, &c));
   std::vector<std::string> senders;
   const auto deadline = std::chrono::milliseconds(2000);
   for (uint64_t len : bad_lengths(sizeof(wire::RootHello))) {  // the hello step

@@ -48,9 +48,8 @@ ncclUniqueId with_flipped_secret(const ncclUniqueId& id) {
 
 TEST_F(BootstrapSecurity, RootRejectsWrongSecretAndIgnoresStrangers) {
   ncclUniqueId id;
-  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
-  ASSERT_TRUE(decode_unique_id(id, &c));
+  ASSERT_TRUE(testing::new_group(&id, &c));
 
   // A stranger that connects and never speaks must not hold up the root.
   net::Socket silent = dial(c.root);
@@ -197,9 +196,8 @@ TEST_F(BootstrapSecurity, RankDetectsAFakeRoot) {
 // refused; the rank's holder and the group are not disturbed.
 TEST_F(BootstrapSecurity, ClaimsWithTheSecretOnATakenRankOrAnotherNranksAreRefused) {
   ncclUniqueId id;
-  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
   UniqueIdContents c;
-  ASSERT_TRUE(decode_unique_id(id, &c));
+  ASSERT_TRUE(testing::new_group(&id, &c));
   std::string early;
   std::thread first([&] {
     early = run_ranks_in_threads(2, [&](int r) { return join_and_exercise(id, r, 3); });

@@ -11,9 +11,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/bootstrap/bootstrap.h"
 #include "runtime/bootstrap/interface.h"
 
 namespace purlin::runtime::testing {
+
+bool new_group(ncclUniqueId* id, UniqueIdContents* contents) {
+  return create_unique_id(id) == ncclSuccess && decode_unique_id(*id, contents);
+}
 
 net::Socket dial(const net::Address& to) {
   net::Socket s;

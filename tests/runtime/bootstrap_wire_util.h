@@ -14,9 +14,13 @@
 #include "runtime/bootstrap/frame.h"
 #include "runtime/bootstrap/mesh.h"
 #include "runtime/bootstrap/socket.h"
+#include "runtime/bootstrap/unique_id.h"
 #include "runtime/bootstrap/wire.h"
 
 namespace purlin::runtime::testing {
+
+// A new group: create_unique_id (its root starts) and the id's contents. False on failure.
+bool new_group(ncclUniqueId* id, UniqueIdContents* contents);
 
 // A connection to `to` (5 s to connect), or an invalid socket.
 net::Socket dial(const net::Address& to);
