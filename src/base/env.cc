@@ -55,6 +55,16 @@ int64_t get_int(const char* name, int64_t fallback) {
   return x.value_or(fallback);
 }
 
+int64_t get_positive_int(const char* name, int64_t fallback, int64_t max) {
+  const int64_t x = get_int(name, fallback);
+  if (x <= 0) {
+    PURLIN_WARN("%s=%lld is not positive; using %lld", name, static_cast<long long>(x),
+                static_cast<long long>(fallback));
+    return fallback;
+  }
+  return x < max ? x : max;
+}
+
 std::optional<int64_t> find_int(const char* name) {
   const char* v = read(name);
   if (v == nullptr) return std::nullopt;

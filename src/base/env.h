@@ -16,6 +16,10 @@ std::string get_string(const char* name, const std::string& fallback = "");
 // Integer value; a malformed value logs one WARN and yields `fallback`.
 int64_t get_int(const char* name, int64_t fallback);
 
+// A count or duration that must be positive: a malformed or non-positive value logs one WARN and
+// yields `fallback`; a value above `max` yields `max`.
+int64_t get_positive_int(const char* name, int64_t fallback, int64_t max);
+
 // Integer value, or nothing when unset, empty or malformed (one WARN): for a variable whose
 // absence means something other than any value, such as NCCL's overrides of a config.
 std::optional<int64_t> find_int(const char* name);

@@ -3,8 +3,15 @@
 // threads, ncclCommInitAll, nonblocking init, split, shrink and grow.
 #include <gtest/gtest.h>
 #include <nccl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -144,6 +151,60 @@ TEST(CommLifecycle, SplitByColorOrdersByKey) {
   EXPECT_EQ(count, 1);
   destroy_all(children);
   destroy_all(parents);
+}
+
+// Ranks as processes; rank 0 is killed while the others are inside ncclCommSplit. Split runs two
+// bootstrap allgathers back to back, and a survivor of the first may already be in the second:
+// every survivor must still report a remote error, and its log must name the dead rank.
+TEST(CommLifecycle, RankKilledDuringSplitIsARemoteErrorNamingIt) {
+  constexpr int n = 3;
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<pid_t> pids(n);
+  std::vector<std::string> logs(n);
+  for (int r = 0; r < n; ++r) {
+    char path[] = "/tmp/purlin_split_XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    logs[r] = path;
+    pids[r] = ::fork();
+    ASSERT_GE(pids[r], 0);
+    if (pids[r] == 0) {
+      ::dup2(fd, 2);
+      ncclComm_t comm = nullptr;
+      if (ncclCommInitRank(&comm, n, id, r) != ncclSuccess) ::_exit(10);
+      if (r == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the others are in the split by now
+        ::raise(SIGKILL);
+      }
+      ncclComm_t child = nullptr;
+      const ncclResult_t res = ncclCommSplit(comm, 0, r, &child, nullptr);
+      // Stay a while: a survivor that left at once would be (rightly) blamed by the other one.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ::_exit(res == ncclRemoteError ? 0 : 20 + static_cast<int>(res));
+    }
+    ::close(fd);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  std::vector<int> status(n, -1);
+  for (int r = 0; r < n; ++r) {
+    while (::waitpid(pids[r], &status[r], WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pids[r], SIGKILL);
+      ::waitpid(pids[r], &status[r], 0);
+    }
+  }
+  EXPECT_TRUE(WIFSIGNALED(status[0]) && WTERMSIG(status[0]) == SIGKILL);
+  for (int r = 1; r < n; ++r) {
+    std::stringstream log;
+    log << std::ifstream(logs[r]).rdbuf();
+    EXPECT_TRUE(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0)
+        << "rank " << r << " exit status " << status[r] << ":\n" << log.str();
+    EXPECT_NE(log.str().find("failed: rank 0 ("), std::string::npos) << log.str();
+  }
+  for (const std::string& path : logs) ::unlink(path.c_str());
 }
 
 TEST(CommLifecycle, ShrinkExcludesRanks) {

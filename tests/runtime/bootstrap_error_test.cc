@@ -1,4 +1,6 @@
 // Failure paths: bad arguments, timeouts, abort, size mismatches; and interface-name matching.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +140,43 @@ TEST_F(BootstrapErrors, PeerGoneIsRemoteError) {
   // Never connected to rank 1 before: its listener is gone, so the connection is refused at once.
   EXPECT_EQ(b0->send(1, 3, &got, sizeof(got)), ncclRemoteError);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 3.0);
+}
+
+// ncclCommSplit's pattern: two consecutive allgathers of different sizes (votes, then unique
+// ids), every rank taking part in the second even when the first failed. A rank killed before
+// them must be reported, by every survivor and in both, as a remote error naming that rank, at
+// once: not as a size mismatch between the two exchanges, and not after the timeout.
+TEST_F(BootstrapErrors, PeerKilledBetweenCollectivesIsARemoteErrorNamingIt) {
+  ncclUniqueId id;
+  ASSERT_EQ(create_unique_id(&id), ncclSuccess);
+  const std::string result = testing::run_ranks_in_processes(
+      3,
+      [&](int rank) -> std::string {
+        std::unique_ptr<Bootstrap> b;
+        if (ncclResult_t r = Bootstrap::create(id, rank, 3, &b); r != ncclSuccess) return "create failed";
+        uint64_t warmup[3] = {};
+        if (b->allgather(warmup, sizeof(uint64_t)) != ncclSuccess) return "first allgather failed";
+        if (rank == 0) ::raise(SIGKILL);
+        const auto start = Clock::now();
+        uint64_t votes[3] = {};
+        const ncclResult_t first = b->allgather(votes, sizeof(uint64_t));
+        const int first_blamed = b->blamed_peer();
+        ncclUniqueId ids[3] = {};
+        const ncclResult_t second = b->allgather(ids, sizeof(ncclUniqueId));
+        const int second_blamed = b->blamed_peer();
+        const double took = std::chrono::duration<double>(Clock::now() - start).count();
+        // Stay alive a while: a survivor that left at once would be (rightly) blamed by the other.
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        if (first != ncclRemoteError || second != ncclRemoteError || first_blamed != 0 || second_blamed != 0 ||
+            took > 5.0) {
+          return "allgathers returned " + std::to_string(first) + " and " + std::to_string(second) +
+                 ", blaming ranks " + std::to_string(first_blamed) + " and " + std::to_string(second_blamed) +
+                 ", after " + std::to_string(took) + " s";
+        }
+        return "";
+      },
+      std::chrono::seconds(25));
+  EXPECT_EQ(result, "rank 0 failed\n");  // killed, as intended; the survivors saw what they should
 }
 
 TEST(InterfaceFilterTest, PrefixExclusionAndExactMatch) {

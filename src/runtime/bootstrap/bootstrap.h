@@ -13,7 +13,9 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace purlin::runtime {
 
@@ -33,7 +35,8 @@ class Bootstrap {
   // forever) after PURLIN_BOOTSTRAP_TIMEOUT seconds (default 300).
   // Errors: ncclInvalidArgument for a bad id / rank / nranks, or when the root refuses this rank
   // (duplicate rank, nranks differing from the group's); ncclRemoteError when the root or a peer
-  // goes away or the timeout passes; ncclSystemError for local socket failures.
+  // goes away, the process at the root's address cannot prove it knows the id's secret, or the
+  // timeout passes; ncclSystemError for local socket failures.
   static ncclResult_t create(const ncclUniqueId& id, int rank, int nranks, std::unique_ptr<Bootstrap>* out);
   ~Bootstrap();
   Bootstrap(const Bootstrap&) = delete;
@@ -42,27 +45,39 @@ class Bootstrap {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
 
+  // Collectives: every rank calls the same ones in the same order. A rank that fails one tells
+  // the ranks waiting on it, so they fail at once too, blaming the same rank (blamed_peer()).
   // In place: rank r's contribution is at offset r * bytes_per_rank on every rank.
   ncclResult_t allgather(void* data, size_t bytes_per_rank);
   ncclResult_t broadcast(void* data, size_t bytes, int root);
   ncclResult_t barrier();
   // Messages between a pair keep their order per tag; a message for another tag or peer that
   // arrives first is buffered. recv expects exactly `bytes`: another size is ncclInvalidUsage.
-  // Every operation fails with ncclRemoteError after PURLIN_BOOTSTRAP_TIMEOUT seconds.
+  // Every operation fails with ncclRemoteError after PURLIN_BOOTSTRAP_TIMEOUT seconds. The first
+  // send to a peer returns without waiting for it; a later one waits until the peer has answered
+  // the connection's handshake, which it does inside any of its own bootstrap calls.
   ncclResult_t send(int peer, int tag, const void* data, size_t bytes);
   ncclResult_t recv(int peer, int tag, void* data, size_t bytes);
   // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).
   void abort();
+  // After a call failed with ncclRemoteError: the rank to blame (one that went away, timed out
+  // or broke the protocol, or that a peer reported as failed), or -1 if none is known.
+  int blamed_peer() const;
 
  private:
   Bootstrap(int rank, int nranks, std::unique_ptr<Mesh> mesh);
-  ncclResult_t ring_allgather(void* data, size_t bytes_per_rank);
-  ncclResult_t tree_broadcast(void* data, size_t bytes, int root);
-  ncclResult_t dissemination_barrier();
+  template <typename Body, typename Dependents>
+  ncclResult_t collective(const char* op, Body&& body, Dependents&& dependents);
+  ncclResult_t ring_allgather(void* data, size_t bytes_per_rank, int tag);
+  ncclResult_t tree_broadcast(void* data, size_t bytes, int root, int tag);
+  ncclResult_t dissemination_barrier(int tag);
+  // The ranks that receive from this one in a broadcast from `root`.
+  std::vector<int> tree_children(int root) const;
 
   int rank_;
   int nranks_;
   std::unique_ptr<Mesh> mesh_;
+  uint32_t next_collective_ = 0;  // the tag of the next collective; equal on every rank
 };
 
 }  // namespace purlin::runtime

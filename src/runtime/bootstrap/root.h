@@ -2,8 +2,10 @@
 // collects one hello per rank and answers every rank with the table of all listen addresses.
 //
 // It multiplexes all its connections with poll(), so a stranger that connects and stays silent
-// (or presents a wrong secret) cannot delay the legitimate ranks. It exits, closing its sockets,
-// once the group has formed or after `timeout_s` seconds without a rank joining.
+// (or fails the challenge-response) cannot delay the legitimate ranks, and admits connections
+// under the bounds of admission.h, so strangers cannot lock the ranks out either. It exits,
+// closing its sockets, once the group has formed or after `timeout_s` seconds without a rank
+// joining.
 #pragma once
 
 #include <nccl.h>

@@ -130,6 +130,13 @@ void Address::set_port(uint16_t host_order_port) {
   }
 }
 
+bool Address::same_host(const Address& other) const {
+  if (family() != other.family()) return false;
+  const WireAddress a = to_wire();
+  const WireAddress b = other.to_wire();
+  return std::memcmp(a.ip, b.ip, sizeof(a.ip)) == 0;
+}
+
 std::string Address::str() const {
   char ip[INET6_ADDRSTRLEN] = "?";
   char scope[IF_NAMESIZE + 1] = "";
@@ -263,7 +270,7 @@ ncclResult_t connect_to(const Address& to, Deadline deadline, const AbortSignal*
   }
 }
 
-bool accept_one(int listen_fd, Socket* out, Address* peer) {
+Accepted accept_one(int listen_fd, Socket* out, Address* peer) {
   for (;;) {
     sockaddr_storage ss{};
     socklen_t len = sizeof(ss);
@@ -273,13 +280,12 @@ bool accept_one(int listen_fd, Socket* out, Address* peer) {
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       *out = Socket(fd);
       if (!Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), peer)) *peer = Address();
-      return true;
+      return Accepted::kOne;
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      PURLIN_WARN("bootstrap: accept failed: %s", std::strerror(errno));
-    }
-    return false;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Accepted::kNone;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return Accepted::kExhausted;
+    return Accepted::kFailed;
   }
 }
 

@@ -51,6 +51,8 @@ class Address {
   socklen_t len() const { return len_; }
   int family() const { return storage_.ss_family; }
   void set_port(uint16_t host_order_port);
+  // Same family and IP, any port: connections from one host share their limits.
+  bool same_host(const Address& other) const;
   // "10.0.0.1:4242" or "[fe80::1%eth0]:4242", for logs.
   std::string str() const;
 
@@ -108,8 +110,15 @@ enum class Refused { kRetry, kIsFinal };
 ncclResult_t connect_to(const Address& to, Deadline deadline, const AbortSignal* abort, Refused refused,
                         Socket* out);
 
-// One non-blocking accept; false when nothing is pending (or on a transient error).
-bool accept_one(int listen_fd, Socket* out, Address* peer);
+enum class Accepted {
+  kOne,        // `out` holds a new connection
+  kNone,       // nothing is pending
+  kExhausted,  // out of descriptors or kernel memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): the
+               // connection stays queued and the listener stays readable, so retrying at once spins
+  kFailed,     // any other error; errno is set
+};
+// One non-blocking accept. Logs nothing: callers rate-limit what they say about failures.
+Accepted accept_one(int listen_fd, Socket* out, Address* peer);
 
 enum class Io { kProgress, kWouldBlock, kClosed, kError };
 // Single non-blocking transfer of at most `len` (> 0) bytes; `*n` receives the count moved.

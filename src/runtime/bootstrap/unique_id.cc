@@ -1,11 +1,9 @@
 #include "runtime/bootstrap/unique_id.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "base/log.h"
+#include "runtime/bootstrap/auth.h"
 #include "runtime/bootstrap/bootstrap.h"
 #include "runtime/bootstrap/interface.h"
 #include "runtime/bootstrap/root.h"
@@ -18,27 +16,7 @@ constexpr size_t kSecretOffset = sizeof(kMagic);
 constexpr size_t kRootOffset = kSecretOffset + sizeof(Secret);
 static_assert(kRootOffset + sizeof(net::WireAddress) <= NCCL_UNIQUE_ID_BYTES);
 
-ncclResult_t random_secret(Secret* out) {
-  size_t done = 0;
-  while (done < sizeof(out->bytes)) {
-    ssize_t n = ::getrandom(out->bytes + done, sizeof(out->bytes) - done, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      PURLIN_WARN("bootstrap: getrandom failed: %s", std::strerror(errno));
-      return ncclSystemError;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return ncclSuccess;
-}
-
 }  // namespace
-
-bool secrets_equal(const Secret& a, const Secret& b) {
-  uint8_t diff = 0;
-  for (size_t i = 0; i < sizeof(a.bytes); ++i) diff = static_cast<uint8_t>(diff | (a.bytes[i] ^ b.bytes[i]));
-  return diff == 0;
-}
 
 bool decode_unique_id(const ncclUniqueId& id, UniqueIdContents* out) {
   if (std::memcmp(id.internal, kMagic, sizeof(kMagic)) != 0) return false;
@@ -70,7 +48,9 @@ ncclResult_t create_unique_id(ncclUniqueId* out) {
     return ncclInvalidArgument;
   }
   UniqueIdContents contents;
-  if (ncclResult_t r = random_secret(&contents.secret); r != ncclSuccess) return r;
+  if (ncclResult_t r = auth::random_bytes(contents.secret.bytes, sizeof(contents.secret.bytes)); r != ncclSuccess) {
+    return r;
+  }
   net::LocalAddress local;
   if (ncclResult_t r = net::choose_local_address(&local); r != ncclSuccess) return r;
   net::Socket listener;

@@ -1,7 +1,7 @@
 // The layout of a Purlin ncclUniqueId and the group secret it carries.
 //
 // bytes [0, 8)    magic "PURLIN" + layout version + 0
-// bytes [8, 24)   secret: 16 random bytes; every connection of the group must present it
+// bytes [8, 24)   secret: 16 random bytes; every connection of the group must prove it knows them
 // bytes [24, 48)  the root's listen address (net::WireAddress)
 // bytes [48, 128) zero
 #pragma once
@@ -18,9 +18,6 @@ struct Secret {
   uint8_t bytes[16];
 };
 static_assert(sizeof(Secret) == 16);
-
-// Constant-time, so that a stranger probing the root learns nothing from reply timing.
-bool secrets_equal(const Secret& a, const Secret& b);
 
 struct UniqueIdContents {
   Secret secret;
