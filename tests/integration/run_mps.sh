@@ -43,6 +43,11 @@ tmp=$(mktemp -d)
 export CUDA_MPS_PIPE_DIRECTORY=$tmp/pipe
 export CUDA_MPS_LOG_DIRECTORY=$out/mps_log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+# Each MPS client owns its hardware queues, so an inherited CUDA_DEVICE_MAX_CONNECTIONS=32 (what
+# the threaded benchmarks want) leaves the server too few for 4 clients: on an H100 (2026-12-06)
+# two of four processes failed with "CUDA device 0 cannot be used" and the others waited for
+# them; with CUDA's default all passed. One rank per process needs no more queues than that.
+unset CUDA_DEVICE_MAX_CONNECTIONS
 
 # shellcheck disable=SC2317  # run by the EXIT trap
 stop_mps() {
