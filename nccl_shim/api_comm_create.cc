@@ -189,20 +189,31 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
       if (dev < 0 || (visible > 0 && dev >= visible))
         return fail(ncclInvalidArgument, fn, "devlist[%d]=%d is not a CUDA device (%d visible)", i, dev, visible);
     }
-    ncclUniqueId id;
-    if (ncclResult_t r = rt::create_unique_id(&id); r != ncclSuccess) return r;
+    // Every communicator exists before its group opens, and a failure inside the group still
+    // closes it without the recorded inits: an exception leaving the group open would hand
+    // the application's next ncclGroupEnd inits that wait for ranks that never come.
     std::vector<ncclComm*> made(ndev, nullptr);
-    group_start();
-    ncclResult_t res = ncclSuccess;
-    for (int i = 0; i < ndev && res == ncclSuccess; ++i) {
-      res = new_comm(fn, ndev, i, devlist ? devlist[i] : i, nullptr, nullptr, &made[i]);
-      if (res == ncclSuccess) {
-        ncclComm* c = made[i];
-        res = submit_init(fn, c, [c, id] { return run_init(c, id); });
+    ncclUniqueId id;
+    ncclResult_t res = contain_exceptions(fn, [&] {
+      for (int i = 0; i < ndev; ++i) {
+        if (ncclResult_t r = new_comm(fn, ndev, i, devlist ? devlist[i] : i, nullptr, nullptr, &made[i]);
+            r != ncclSuccess)
+          return r;
       }
+      return rt::create_unique_id(&id);
+    });
+    if (res == ncclSuccess) {
+      group_start();
+      res = contain_exceptions(fn, [&] {
+        for (ncclComm* c : made)
+          if (ncclResult_t r = submit_init(fn, c, [c, id] { return run_init(c, id); }); r != ncclSuccess) return r;
+        return ncclSuccess;
+      });
+      if (res != ncclSuccess)
+        for (ncclComm* c : made) cancel_init(c);
+      const ncclResult_t end = group_end(fn, nullptr);
+      if (res == ncclSuccess) res = end;
     }
-    ncclResult_t end = group_end(fn, nullptr);
-    if (res == ncclSuccess) res = end;
     for (int i = 0; i < ndev; ++i) {
       if (res != ncclSuccess && made[i] != nullptr) discard_comm(made[i]);
       comms[i] = res == ncclSuccess ? made[i] : nullptr;

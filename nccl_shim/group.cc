@@ -170,6 +170,10 @@ ncclResult_t submit_init(const char* fn, ncclComm* c, InitJob job) {
   return run_concurrently(fn, jobs);
 }
 
+void cancel_init(const ncclComm* c) {
+  std::erase_if(t_group.inits, [c](const CommJob& j) { return j.comm == c; });
+}
+
 void defer_op(const Descriptor& d, bool native) { (native ? t_group.native_ops : t_group.ops).push_back(d); }
 
 }  // namespace purlin::shim

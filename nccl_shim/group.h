@@ -29,6 +29,10 @@ ncclResult_t group_end(const char* fn, ncclSimInfo_t* sim);
 // point, names the failures of the job's thread; a string literal, since it outlives the call.
 ncclResult_t submit_init(const char* fn, ncclComm* c, InitJob job);
 
+// Forgets the init of `c` recorded in this thread's open group, if any: for a creation
+// that fails before its group ends.
+void cancel_init(const ncclComm* c);
+
 // Records a validated (for `native`: prepared) communication call for ncclGroupEnd.
 // Native calls are issued first, in recorded order, each an independent kernel on its
 // stream; then the forwarded ones, inside one real-NCCL group.

@@ -138,6 +138,20 @@ TEST_F(FaultSites, CommunicatorAllocationFailureIsASystemError) {
   expect_retry_succeeds(id);
 }
 
+// InitAll opens a group of its own: a failure among its communicators must close that group
+// and leave no recorded init behind, or the application's next group would run it.
+TEST_F(FaultSites, InitAllAllocationFailureLeavesNoGroupOpen) {
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  Warns w;
+  EXPECT_EQ(armed("new_comm:2", &w, [&] { return ncclCommInitAll(comms, 2, nullptr); }), ncclSystemError);
+  EXPECT_NE(w.first.find("ncclCommInitAll: out of host memory"), std::string::npos) << w.first;
+  EXPECT_EQ(comms[0], nullptr);
+  EXPECT_EQ(comms[1], nullptr);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage) << "InitAll left its group open";
+  (void)testing::internal::GetCapturedStderr();
+}
+
 // ---- Thread bodies -------------------------------------------------------------------------
 
 TEST_F(FaultSites, BlockingInitThreadFailsTheCall) {
