@@ -2,12 +2,14 @@
 // Every ncclX is a weak alias of pncclX (as in NCCL), so profilers can interpose.
 #include <nccl.h>
 
+#include "errors.h"
 #include "export.h"
 #include "router.h"
 
 namespace {
 
 using purlin::shim::Descriptor;
+using purlin::shim::guarded;
 using purlin::shim::OpKind;
 using purlin::shim::submit;
 
@@ -40,10 +42,12 @@ ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, 
   return submit({OpKind::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream});
 }
 
-// The legacy in-place broadcast is a Broadcast whose send and receive buffers coincide.
+// The legacy in-place broadcast is a Broadcast whose send and receive buffers coincide. Its
+// own guard names ncclBcast when its body fails; argument WARNs name the Broadcast it is.
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream) {
-  return submit({OpKind::kBroadcast, buff, buff, count, datatype, ncclSum, root, comm, stream});
+  return guarded("ncclBcast",
+                 [&] { return submit({OpKind::kBroadcast, buff, buff, count, datatype, ncclSum, root, comm, stream}); });
 }
 
 ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,

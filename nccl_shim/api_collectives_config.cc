@@ -3,7 +3,7 @@
 // takes it to the real NCCL instead). A NULL config is the plain call, as NCCL defines it.
 #include <nccl.h>
 
-#include <string>
+#include <cstdio>
 
 #include "coll_config.h"
 #include "errors.h"
@@ -14,11 +14,13 @@ namespace {
 
 using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surface
 
-// The config is read when the call is made: a group issues the call at ncclGroupEnd.
+// The config is read when the call is made: a group issues the call at ncclGroupEnd. The
+// name is built without allocating: nothing before the guard may throw.
 ncclResult_t submit_config(Descriptor d, const ncclCollConfig_t* config) {
-  const std::string fn = std::string(op_kind_name(d.kind)) + "Config";
-  return guarded(fn.c_str(), [&] {
-    if (ncclResult_t r = read_coll_config(fn.c_str(), config, &d.coll); r != ncclSuccess) return r;
+  char fn[64];
+  std::snprintf(fn, sizeof(fn), "%sConfig", op_kind_name(d.kind));
+  return guarded(fn, [&] {
+    if (ncclResult_t r = read_coll_config(fn, config, &d.coll); r != ncclSuccess) return r;
     return submit(d);
   });
 }

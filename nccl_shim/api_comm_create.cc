@@ -29,9 +29,9 @@ ncclResult_t check_id(const char* fn, const ncclUniqueId& id) {
 }
 
 // Submits the init of `c` and, for a failed blocking init outside a group, frees it.
-ncclResult_t start_init(ncclComm** out, ncclComm* c, InitJob job) {
+ncclResult_t start_init(const char* fn, ncclComm** out, ncclComm* c, InitJob job) {
   *out = c;
-  ncclResult_t res = submit_init(c, std::move(job));
+  ncclResult_t res = submit_init(fn, c, std::move(job));
   if (res != ncclSuccess && res != ncclInProgress && c->blocking && !in_group()) {
     discard_comm(c);
     *out = nullptr;
@@ -48,7 +48,7 @@ ncclResult_t init_rank(const char* fn, ncclComm_t* newcomm, int nranks, const nc
   ncclComm* c = nullptr;
   if (ncclResult_t r = new_comm(fn, nranks, rank, current_device(), config, nullptr, &c); r != ncclSuccess)
     return r;
-  return start_init(newcomm, c, [c, id] { return run_init(c, id); });
+  return start_init(fn, newcomm, c, [c, id] { return run_init(c, id); });
 }
 
 struct SplitVote {
@@ -189,20 +189,31 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
       if (dev < 0 || (visible > 0 && dev >= visible))
         return fail(ncclInvalidArgument, fn, "devlist[%d]=%d is not a CUDA device (%d visible)", i, dev, visible);
     }
-    ncclUniqueId id;
-    if (ncclResult_t r = rt::create_unique_id(&id); r != ncclSuccess) return r;
+    // Every communicator exists before its group opens, and a failure inside the group still
+    // closes it without the recorded inits: an exception leaving the group open would hand
+    // the application's next ncclGroupEnd inits that wait for ranks that never come.
     std::vector<ncclComm*> made(ndev, nullptr);
-    group_start();
-    ncclResult_t res = ncclSuccess;
-    for (int i = 0; i < ndev && res == ncclSuccess; ++i) {
-      res = new_comm(fn, ndev, i, devlist ? devlist[i] : i, nullptr, nullptr, &made[i]);
-      if (res == ncclSuccess) {
-        ncclComm* c = made[i];
-        res = submit_init(c, [c, id] { return run_init(c, id); });
+    ncclUniqueId id;
+    ncclResult_t res = contain_exceptions(fn, [&] {
+      for (int i = 0; i < ndev; ++i) {
+        if (ncclResult_t r = new_comm(fn, ndev, i, devlist ? devlist[i] : i, nullptr, nullptr, &made[i]);
+            r != ncclSuccess)
+          return r;
       }
+      return rt::create_unique_id(&id);
+    });
+    if (res == ncclSuccess) {
+      group_start();
+      res = contain_exceptions(fn, [&] {
+        for (ncclComm* c : made)
+          if (ncclResult_t r = submit_init(fn, c, [c, id] { return run_init(c, id); }); r != ncclSuccess) return r;
+        return ncclSuccess;
+      });
+      if (res != ncclSuccess)
+        for (ncclComm* c : made) cancel_init(c);
+      const ncclResult_t end = group_end(fn, nullptr);
+      if (res == ncclSuccess) res = end;
     }
-    ncclResult_t end = group_end(nullptr);
-    if (res == ncclSuccess) res = end;
     for (int i = 0; i < ndev; ++i) {
       if (res != ncclSuccess && made[i] != nullptr) discard_comm(made[i]);
       comms[i] = res == ncclSuccess ? made[i] : nullptr;
@@ -227,10 +238,10 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
     InitJob job = [parent, child, color, key] { return split_job(parent, child, color, key); };
     if (child == nullptr) {
       // No new communicator, but the rank still takes part in the vote.
-      if (in_group()) return submit_init(parent, std::move(job));
+      if (in_group()) return submit_init(fn, parent, std::move(job));
       return job();
     }
-    return start_init(newcomm, child, std::move(job));
+    return start_init(fn, newcomm, child, std::move(job));
   });
 }
 
@@ -266,7 +277,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
         r != ncclSuccess)
       return r;
     ncclComm* parent = comm;
-    return start_init(newcomm, child, [parent, child, survivors] { return shrink_job(parent, child, survivors); });
+    return start_init(fn, newcomm, child, [parent, child, survivors] { return shrink_job(parent, child, survivors); });
   });
 }
 
@@ -312,7 +323,7 @@ ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniq
     if (ncclResult_t r = new_comm(fn, nRanks, comm->rank, comm->cuda_device, config, comm, &child); r != ncclSuccess)
       return r;
     ncclComm* parent = comm;
-    return start_init(newcomm, child, [parent, child, mine] { return grow_job(parent, child, mine); });
+    return start_init(fn, newcomm, child, [parent, child, mine] { return grow_job(parent, child, mine); });
   });
 }
 

@@ -22,31 +22,37 @@ ncclComm_t real_comm(const char* fn, ncclComm_t comm) {
 }
 
 // Team queries return a value, not a status: a failure yields an empty team (0 ranks)
-// after the WARN, which any use of it in device code treats as "no peers".
+// after the WARN, which any use of it in device code treats as "no peers". They reach
+// ensure_real_comm (a mutex, strings, the bootstrap), so they are guarded like the others.
 template <class... Args>
 ncclTeam_t team_of(const char* fn, ncclComm_t comm, ncclTeam_t (*RealNcclEntries::*entry)(ncclComm_t, Args...),
                    Args... args) {
-  ncclTeam_t none{};
-  ncclComm_t rc = real_comm(fn, comm);
-  if (rc == nullptr) return none;
-  auto f = real_nccl()->*entry;
-  if (f == nullptr) {
-    missing_entry(fn);
-    return none;
-  }
-  return f(rc, args...);
+  constexpr ncclTeam_t kNoTeam{};
+  return guarded_value(fn, kNoTeam, [&] {
+    ncclComm_t rc = real_comm(fn, comm);
+    if (rc == nullptr) return kNoTeam;
+    auto f = real_nccl()->*entry;
+    if (f == nullptr) {
+      missing_entry(fn);
+      return kNoTeam;
+    }
+    return f(rc, args...);
+  });
 }
 
+// Rank translations: -1 after the WARN on failure, which is no rank.
 int team_rank(const char* fn, ncclComm_t comm, ncclTeam_t team, int rank,
               int (*RealNcclEntries::*entry)(ncclComm_t, ncclTeam_t, int)) {
-  ncclComm_t rc = real_comm(fn, comm);
-  if (rc == nullptr) return -1;
-  auto f = real_nccl()->*entry;
-  if (f == nullptr) {
-    missing_entry(fn);
-    return -1;
-  }
-  return f(rc, team, rank);
+  return guarded_value(fn, -1, [&] {
+    ncclComm_t rc = real_comm(fn, comm);
+    if (rc == nullptr) return -1;
+    auto f = real_nccl()->*entry;
+    if (f == nullptr) {
+      missing_entry(fn);
+      return -1;
+    }
+    return f(rc, team, rank);
+  });
 }
 
 }  // namespace
@@ -114,14 +120,18 @@ ncclResult_t pncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, 
   });
 }
 
+// 0 slots after the WARN on failure.
 int pncclLLA2ACalcSlots(int maxElts, int maxEltSize) {
-  const RealNccl* rn = nullptr;
-  if (require_real("ncclLLA2ACalcSlots", &rn) != ncclSuccess) return 0;
-  if (rn->LLA2ACalcSlots == nullptr) {
-    missing_entry("ncclLLA2ACalcSlots");
-    return 0;
-  }
-  return rn->LLA2ACalcSlots(maxElts, maxEltSize);
+  const char* fn = "ncclLLA2ACalcSlots";
+  return guarded_value(fn, 0, [&] {
+    const RealNccl* rn = nullptr;
+    if (require_real(fn, &rn) != ncclSuccess) return 0;
+    if (rn->LLA2ACalcSlots == nullptr) {
+      missing_entry(fn);
+      return 0;
+    }
+    return rn->LLA2ACalcSlots(maxElts, maxEltSize);
+  });
 }
 
 ncclResult_t pncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,

@@ -17,10 +17,34 @@ namespace {
 
 using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surface
 
-void reset_debug() {
-  purlin::log::reset();
-  if (const RealNccl* rn = real_nccl(); rn != nullptr && rn->ResetDebugInit != nullptr) rn->ResetDebugInit();
+// NCCL re-reads its debug settings here; Purlin re-reads its own, fault injection included
+// (base/fault.h: how a test arms one site after another).
+void reset_debug(const char* fn) {
+  (void)guarded(fn, [] {
+    purlin::log::reset();
+    purlin::fault::reload();
+    if (const RealNccl* rn = real_nccl(); rn != nullptr && rn->ResetDebugInit != nullptr) rn->ResetDebugInit();
+    return ncclSuccess;
+  });
 }
+
+const char* error_string(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the Purlin developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    case ncclTimeout: return "timeout";  // NCCL 2.31
+    default: return "unknown result code";
+  }
+}
+
+// What ncclGetErrorString and ncclGetLastError return when they fail inside (after the WARN).
+constexpr const char* kInternalFailureText = "Purlin internal error (see its WARN line)";
 
 }  // namespace
 
@@ -38,47 +62,39 @@ ncclResult_t pncclGetVersion(int* version) {
 }
 
 const char* pncclGetErrorString(ncclResult_t result) {
-  switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the Purlin developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    case ncclTimeout: return "timeout";  // NCCL 2.31
-    default: return "unknown result code";
-  }
+  return guarded_value("ncclGetErrorString", kInternalFailureText, [result] { return error_string(result); });
 }
 
 // Purlin's own last failure on this thread first; otherwise the real NCCL's.
 const char* pncclGetLastError(ncclComm_t comm) {
-  const char* mine = last_error();
-  if (mine[0] != '\0') return mine;
-  const RealNccl* rn = real_nccl();
-  if (rn == nullptr) return "";
-  ncclComm_t rc = (comm != nullptr && live_contains(comm)) ? comm->real.load(std::memory_order_acquire) : nullptr;
-  return rn->GetLastError(rc);
+  return guarded_value("ncclGetLastError", kInternalFailureText, [comm]() -> const char* {
+    const char* mine = last_error();
+    if (mine[0] != '\0') return mine;
+    const RealNccl* rn = real_nccl();
+    if (rn == nullptr) return "";
+    ncclComm_t rc = (comm != nullptr && live_contains(comm)) ? comm->real.load(std::memory_order_acquire) : nullptr;
+    return rn->GetLastError(rc);
+  });
 }
 
-void pncclResetDebugInit() { reset_debug(); }
+void pncclResetDebugInit() { reset_debug("ncclResetDebugInit"); }
 
 // Not declared in nccl.h but exported by NCCL (2.28.9 to 2.32.3); kept for ABI identity.
-void ncclResetDebugInitInternal() { reset_debug(); }
+void ncclResetDebugInitInternal() { reset_debug("ncclResetDebugInitInternal"); }
 
 ncclResult_t pncclGroupStart() {
   return guarded("ncclGroupStart", [] { return group_start(); });
 }
 
 ncclResult_t pncclGroupEnd() {
-  return guarded("ncclGroupEnd", [] { return group_end(nullptr); });
+  return guarded("ncclGroupEnd", [] { return group_end("ncclGroupEnd", nullptr); });
 }
 
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
-  return guarded("ncclGroupSimulateEnd", [&] {
-    if (ncclResult_t r = check_ptr("ncclGroupSimulateEnd", "simInfo", simInfo); r != ncclSuccess) return r;
-    return group_end(simInfo);
+  const char* fn = "ncclGroupSimulateEnd";
+  return guarded(fn, [&] {
+    if (ncclResult_t r = check_ptr(fn, "simInfo", simInfo); r != ncclSuccess) return r;
+    return group_end(fn, simInfo);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/env.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "comm_config.h"
 #include "device_scope.h"
@@ -98,6 +99,7 @@ ncclResult_t new_comm(const char* fn, int nranks, int rank, int cuda_device,
   log_version_once();
   ncclConfig_t cfg;
   if (ncclResult_t r = resolve_config(fn, config, parent, &cfg); r != ncclSuccess) return r;
+  fault::allocation("new_comm");
   auto* c = new ncclComm();
   c->rank = rank;
   c->nranks = nranks;

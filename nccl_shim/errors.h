@@ -7,6 +7,8 @@
 #include <exception>
 #include <new>
 
+#include "base/fault.h"
+
 namespace purlin::shim {
 
 ncclResult_t fail(ncclResult_t code, const char* fn, const char* fmt, ...)
@@ -15,9 +17,11 @@ ncclResult_t fail(ncclResult_t code, const char* fn, const char* fmt, ...)
 // The last failure text recorded on this thread ("" when none).
 const char* last_error();
 
-// Runs an entry point's body so that no C++ exception crosses the C ABI.
+// Runs `body` so that no C++ exception leaves it: std::bad_alloc becomes ncclSystemError,
+// anything else ncclInternalError, each with one WARN naming `fn`. For entry points use
+// guarded(); thread bodies use it directly (threads.h).
 template <class Body>
-ncclResult_t guarded(const char* fn, Body&& body) noexcept {
+ncclResult_t contain_exceptions(const char* fn, Body&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -27,6 +31,30 @@ ncclResult_t guarded(const char* fn, Body&& body) noexcept {
   } catch (...) {
     return fail(ncclInternalError, fn, "internal error: unknown exception");
   }
+}
+
+// The body of every exported function runs in here, so that no exception crosses the C ABI.
+// Its first step is the fault-injection site "entry" (base/fault.h): a test arms it to fail
+// each exported function in turn and so proves that each one has its guard.
+template <class Body>
+ncclResult_t guarded(const char* fn, Body&& body) noexcept {
+  return contain_exceptions(fn, [&] {
+    fault::point("entry");
+    return body();
+  });
+}
+
+// guarded() for the exported functions that return a value instead of a status (teams, slot
+// counts, strings): an exception yields `failure`, the value the function documents for
+// failure, after the one WARN. The body reports its own failures the same way.
+template <class T, class Body>
+T guarded_value(const char* fn, T failure, Body&& body) noexcept {
+  T out = failure;
+  (void)guarded(fn, [&] {
+    out = body();
+    return ncclSuccess;
+  });
+  return out;
 }
 
 }  // namespace purlin::shim

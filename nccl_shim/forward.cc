@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fault.h"
 #include "coll_config.h"
 #include "comm.h"
 #include "comm_config.h"
@@ -25,6 +26,7 @@ struct IdMessage {
 }  // namespace
 
 ncclResult_t require_real(const char* fn, const RealNccl** out) {
+  fault::point("real_nccl");
   *out = real_nccl();
   if (*out == nullptr)
     return fail(ncclSystemError, fn,
@@ -49,6 +51,7 @@ ncclResult_t ensure_real_comm(const char* fn, ncclComm* c) {
   std::lock_guard<std::mutex> lock(c->real_mu);
   if (c->real.load(std::memory_order_relaxed) != nullptr) return ncclSuccess;
   if (c->real_status != ncclSuccess) return c->real_status;
+  fault::point("real_comm");
 
   const RealNccl* rn = nullptr;
   // Every rank finds (or fails to find) the same library in a well-formed job; a rank

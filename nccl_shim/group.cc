@@ -9,35 +9,54 @@
 #include "errors.h"
 #include "forward.h"
 #include "native.h"
+#include "threads.h"
 
 namespace purlin::shim {
 namespace {
 
-struct PendingInit {
+// A job and the communicator it initializes (for ensure_real_comm jobs: the ready one it
+// serves, whose state a failure leaves alone).
+struct CommJob {
   ncclComm* comm;
-  InitJob job;
+  InitJob run;
 };
 
 struct GroupState {
   int depth = 0;
-  std::vector<PendingInit> inits;
+  std::vector<CommJob> inits;
   std::vector<Descriptor> native_ops;
   std::vector<Descriptor> ops;  // forwarded
 };
 
 thread_local GroupState t_group;
 
-// Runs each task in its own thread and returns the first failure. Tasks are collective
+// A job that failed without publishing its result (it threw, or its thread never started)
+// must still end its communicator's init, or ncclCommGetAsyncError would report
+// ncclInProgress forever. Called only then: a job that returned has published its state, and
+// the application may have destroyed the communicator since.
+void settle_init(ncclComm* c, ncclResult_t r) noexcept {
+  ncclResult_t initializing = ncclInProgress;
+  c->state.compare_exchange_strong(initializing, r, std::memory_order_acq_rel);
+}
+
+// Runs each job in its own thread and returns the first failure. Jobs are collective
 // across threads of this process, so running them one after another could deadlock.
-// A single task gets a thread too: init binds its thread near the GPU, and that must
-// not change the affinity of the application's thread.
-ncclResult_t run_concurrently(std::vector<std::function<ncclResult_t()>>& tasks) {
-  std::vector<ncclResult_t> results(tasks.size(), ncclSuccess);
-  std::vector<std::thread> threads;
-  threads.reserve(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i)
-    threads.emplace_back([&, i] { results[i] = tasks[i](); });
-  for (auto& t : threads) t.join();
+// A single job gets a thread too: init binds its thread near the GPU, and that must
+// not change the affinity of the application's thread. Nothing between the first start
+// and the joins may throw: a joinable std::thread destroyed unjoined calls std::terminate.
+ncclResult_t run_concurrently(const char* fn, std::vector<CommJob>& jobs) {
+  std::vector<ncclResult_t> results(jobs.size(), ncclSuccess);
+  std::vector<std::thread> threads(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    (void)start_thread(
+        fn, &threads[i], [&jobs, &results, i] { results[i] = jobs[i].run(); },
+        [&jobs, &results, i](ncclResult_t r) noexcept {
+          results[i] = r;
+          settle_init(jobs[i].comm, r);
+        });
+  }
+  for (std::thread& t : threads)
+    if (t.joinable()) t.join();
   for (ncclResult_t r : results)
     if (r != ncclSuccess) return r;
   return ncclSuccess;
@@ -45,8 +64,7 @@ ncclResult_t run_concurrently(std::vector<std::function<ncclResult_t()>>& tasks)
 
 // The recorded calls, issued to the real NCCL inside one real group so that matching
 // sends and receives (and multi-communicator groups) progress together.
-ncclResult_t issue_ops(std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
-  const char* fn = sim ? "ncclGroupSimulateEnd" : "ncclGroupEnd";
+ncclResult_t issue_ops(const char* fn, std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   if (ops.empty()) {
     if (sim != nullptr) sim->estimatedTime = 0.0f;
     return ncclSuccess;
@@ -57,10 +75,10 @@ ncclResult_t issue_ops(std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   std::set<ncclComm*> missing;
   for (const Descriptor& d : ops)
     if (d.comm->real.load(std::memory_order_acquire) == nullptr) missing.insert(d.comm);
-  std::vector<std::function<ncclResult_t()>> creates;
-  for (ncclComm* c : missing) creates.emplace_back([fn, c] { return ensure_real_comm(fn, c); });
+  std::vector<CommJob> creates;
+  for (ncclComm* c : missing) creates.push_back({c, [fn, c] { return ensure_real_comm(fn, c); }});
   if (!creates.empty()) {
-    if (ncclResult_t r = run_concurrently(creates); r != ncclSuccess) return r;
+    if (ncclResult_t r = run_concurrently(fn, creates); r != ncclSuccess) return r;
   }
 
   ncclResult_t res = rn->GroupStart();
@@ -86,14 +104,12 @@ ncclResult_t issue_native_ops(const std::vector<Descriptor>& ops, ncclSimInfo_t*
   return ncclSuccess;
 }
 
-ncclResult_t complete_group(std::vector<PendingInit> inits, std::vector<Descriptor> native_ops,
+ncclResult_t complete_group(const char* fn, std::vector<CommJob> inits, std::vector<Descriptor> native_ops,
                             std::vector<Descriptor> ops, ncclSimInfo_t* sim) {
-  std::vector<std::function<ncclResult_t()>> jobs;
-  for (PendingInit& p : inits) jobs.push_back(std::move(p.job));
-  ncclResult_t res = jobs.empty() ? ncclSuccess : run_concurrently(jobs);
+  ncclResult_t res = inits.empty() ? ncclSuccess : run_concurrently(fn, inits);
   if (res != ncclSuccess) return res;
   if (ncclResult_t r = issue_native_ops(native_ops, sim); r != ncclSuccess) return r;
-  return issue_ops(ops, sim);
+  return issue_ops(fn, ops, sim);
 }
 
 }  // namespace
@@ -105,38 +121,57 @@ ncclResult_t group_start() {
   return ncclSuccess;
 }
 
-ncclResult_t group_end(ncclSimInfo_t* sim) {
-  const char* fn = sim ? "ncclGroupSimulateEnd" : "ncclGroupEnd";
+ncclResult_t group_end(const char* fn, ncclSimInfo_t* sim) {
   if (t_group.depth == 0) return fail(ncclInvalidUsage, fn, "called without a matching ncclGroupStart");
   if (--t_group.depth > 0) return ncclSuccess;
-  std::vector<PendingInit> inits = std::exchange(t_group.inits, {});
+  std::vector<CommJob> inits = std::exchange(t_group.inits, {});
   std::vector<Descriptor> native_ops = std::exchange(t_group.native_ops, {});
   std::vector<Descriptor> ops = std::exchange(t_group.ops, {});
 
   bool nonblocking = false;
-  for (const PendingInit& p : inits) nonblocking |= !p.comm->blocking;
+  for (const CommJob& j : inits) nonblocking |= !j.comm->blocking;
   if (nonblocking && sim == nullptr) {
     // NCCL's contract: the group returns ncclInProgress and the application polls each
-    // communicator with ncclCommGetAsyncError. The init jobs publish their own state.
-    std::thread([inits = std::move(inits), native_ops = std::move(native_ops), ops = std::move(ops)]() mutable {
-      (void)complete_group(std::move(inits), std::move(native_ops), std::move(ops), nullptr);
-    }).detach();
+    // communicator with ncclCommGetAsyncError. The init jobs publish their own state; a
+    // background that fails before they can (or never starts) publishes its failure instead.
+    // After the jobs only the group's calls can fail it, and those still hold the
+    // communicators, so they are alive when the failure is published (a CAS that then
+    // changes nothing).
+    std::vector<ncclComm*> comms;
+    for (const CommJob& j : inits) comms.push_back(j.comm);
+    std::thread background;
+    const ncclResult_t started = start_thread(
+        fn, &background,
+        [fn, inits = std::move(inits), native_ops = std::move(native_ops), ops = std::move(ops)]() mutable {
+          (void)complete_group(fn, std::move(inits), std::move(native_ops), std::move(ops), nullptr);
+        },
+        [comms = std::move(comms)](ncclResult_t r) noexcept {
+          for (ncclComm* c : comms) settle_init(c, r);
+        });
+    if (started != ncclSuccess) return started;
+    background.detach();
     return ncclInProgress;
   }
-  return complete_group(std::move(inits), std::move(native_ops), std::move(ops), sim);
+  return complete_group(fn, std::move(inits), std::move(native_ops), std::move(ops), sim);
 }
 
-ncclResult_t submit_init(ncclComm* c, InitJob job) {
+ncclResult_t submit_init(const char* fn, ncclComm* c, InitJob job) {
   if (in_group()) {
     t_group.inits.push_back({c, std::move(job)});
     return ncclSuccess;
   }
   if (!c->blocking) {
-    c->init_thread = std::thread([c, job = std::move(job)] { (void)job(); });
-    return ncclInProgress;
+    const ncclResult_t started = start_thread(
+        fn, &c->init_thread, [job = std::move(job)] { (void)job(); },
+        [c](ncclResult_t r) noexcept { settle_init(c, r); });
+    return started != ncclSuccess ? started : ncclInProgress;
   }
-  std::vector<std::function<ncclResult_t()>> jobs{std::move(job)};
-  return run_concurrently(jobs);
+  std::vector<CommJob> jobs{{c, std::move(job)}};
+  return run_concurrently(fn, jobs);
+}
+
+void cancel_init(const ncclComm* c) {
+  std::erase_if(t_group.inits, [c](const CommJob& j) { return j.comm == c; });
 }
 
 void defer_op(const Descriptor& d, bool native) { (native ? t_group.native_ops : t_group.ops).push_back(d); }

@@ -20,11 +20,18 @@ using InitJob = std::function<ncclResult_t()>;
 bool in_group();
 ncclResult_t group_start();
 // `sim` non-null: ncclGroupSimulateEnd (ops are estimated by the real NCCL, not run).
-ncclResult_t group_end(ncclSimInfo_t* sim);
+// `fn`, the entry point that ends the group, names its failures; a string literal, since
+// a nonblocking group's background thread outlives the call.
+ncclResult_t group_end(const char* fn, ncclSimInfo_t* sim);
 
 // Outside a group: runs the job now (blocking) or in the background (nonblocking comm,
-// returns ncclInProgress). Inside a group: records it for ncclGroupEnd.
-ncclResult_t submit_init(ncclComm* c, InitJob job);
+// returns ncclInProgress). Inside a group: records it for ncclGroupEnd. `fn`, the entry
+// point, names the failures of the job's thread; a string literal, since it outlives the call.
+ncclResult_t submit_init(const char* fn, ncclComm* c, InitJob job);
+
+// Forgets the init of `c` recorded in this thread's open group, if any: for a creation
+// that fails before its group ends.
+void cancel_init(const ncclComm* c);
 
 // Records a validated (for `native`: prepared) communication call for ncclGroupEnd.
 // Native calls are issued first, in recorded order, each an independent kernel on its

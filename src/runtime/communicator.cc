@@ -18,16 +18,49 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// An attribute CUDA cannot report counts as absent: the pair then forwards.
+bool cuda_says(cudaError_t e, int value) {
+  if (e == cudaSuccess) return value != 0;
+  (void)cudaGetLastError();
+  return false;
+}
+
+// How `cuda_device` reaches each other GPU this process sees (GpuLink says why these facts).
+void observe_links(int cuda_device, PeerInfo* me) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  int slot = 0;
+  for (int d = 0; d < count && slot < kMaxGpuLinks; ++d) {
+    if (d == cuda_device) continue;
+    GpuLink& link = me->links[slot];
+    if (cudaDeviceGetPCIBusId(link.pci_bus_id, sizeof(link.pci_bus_id), d) != cudaSuccess) {
+      (void)cudaGetLastError();
+      link = GpuLink{};
+      continue;
+    }
+    int access = 0, atomics = 0;
+    link.peer_access = cuda_says(cudaDeviceCanAccessPeer(&access, cuda_device, d), access);
+    link.native_atomics =
+        link.peer_access &&
+        cuda_says(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, cuda_device, d), atomics);
+    ++slot;
+  }
+}
+
 PeerInfo local_info(int cuda_device) {
   PeerInfo me;
   me.host_hash = host_hash();
   me.pid = static_cast<int64_t>(getpid());
   me.cuda_device = cuda_device;
-  if (cuda_device >= 0 &&
-      cudaDeviceGetPCIBusId(me.pci_bus_id, sizeof(me.pci_bus_id), cuda_device) != cudaSuccess) {
+  if (cuda_device < 0) return me;
+  if (cudaDeviceGetPCIBusId(me.pci_bus_id, sizeof(me.pci_bus_id), cuda_device) != cudaSuccess) {
     (void)cudaGetLastError();
     me.pci_bus_id[0] = '\0';
   }
+  observe_links(cuda_device, &me);
   return me;
 }
 

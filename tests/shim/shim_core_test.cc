@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -194,6 +196,143 @@ TEST(Route, FactsComeFromThePeerTableOnly) {
   f = route_facts(0, false, {peer(0)});
   EXPECT_EQ(f.native_env, 0);
   EXPECT_FALSE(f.single_host);
+}
+
+// ---- Routing over fake topologies: native only where every pair of ranks' GPUs is one GPU
+// or NVLink peers -----------------------------------------------------------------------------
+
+constexpr const char* kBus[] = {"0000:07:00.0", "0000:0f:00.0", "0000:47:00.0", "0000:4e:00.0"};
+
+// A rank on host 0xfeed, in process `pid`, driving GPU `gpu` (an index into kBus).
+runtime::PeerInfo on_gpu(int gpu, std::int64_t pid) {
+  runtime::PeerInfo p = peer(gpu);
+  p.pid = pid;
+  std::snprintf(p.pci_bus_id, sizeof(p.pci_bus_id), "%s", kBus[gpu]);
+  return p;
+}
+
+// What `p`'s process observes of GPU `gpu` from its own GPU.
+void sees(runtime::PeerInfo* p, int gpu, bool access, bool atomics) {
+  for (runtime::GpuLink& link : p->links) {
+    if (link.pci_bus_id[0] != '\0') continue;
+    std::snprintf(link.pci_bus_id, sizeof(link.pci_bus_id), "%s", kBus[gpu]);
+    link.peer_access = access;
+    link.native_atomics = atomics;
+    return;
+  }
+  FAIL() << "no free link slot";
+}
+
+// Ranks 0..n-1 on GPUs 0..n-1, one process each, every process seeing every GPU, each
+// pair linked as `link(a, b)` says.
+template <class Link>
+std::vector<runtime::PeerInfo> gpus(int n, Link link) {
+  std::vector<runtime::PeerInfo> peers;
+  for (int r = 0; r < n; ++r) peers.push_back(on_gpu(r, 100 + r));
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      if (a != b) {
+        const GpuPair p = link(std::min(a, b), std::max(a, b));
+        sees(&peers[a], b, p != GpuPair::kNoPeerAccess, p == GpuPair::kNvlink);
+      }
+  return peers;
+}
+
+Route route_of(const std::vector<runtime::PeerInfo>& peers, std::string* why) {
+  return decide_route(route_facts(1, true, peers), why);
+}
+
+TEST(RouteTopology, RanksSharingOneGpuRunNative) {
+  // Four processes on one GPU (MPS), none of which sees another GPU.
+  std::vector<runtime::PeerInfo> peers = {on_gpu(2, 10), on_gpu(2, 11), on_gpu(2, 12), on_gpu(2, 13)};
+  EXPECT_EQ(gpu_pair(peers[0], peers[3]), GpuPair::kSameGpu);
+  std::string why;
+  EXPECT_EQ(route_of(peers, &why), Route::kNative) << why;
+}
+
+TEST(RouteTopology, NvlinkPeersRunNative) {
+  auto peers = gpus(4, [](int, int) { return GpuPair::kNvlink; });
+  EXPECT_EQ(gpu_pair(peers[0], peers[1]), GpuPair::kNvlink);
+  std::string why;
+  EXPECT_EQ(route_of(peers, &why), Route::kNative) << why;
+  EXPECT_NE(why.find("NVLink"), std::string::npos) << why;
+
+  // Two ranks per GPU on two NVLink peers, a second rank in each process (which observes
+  // what the first one does).
+  peers = gpus(2, [](int, int) { return GpuPair::kNvlink; });
+  const std::vector<runtime::PeerInfo> firsts = peers;
+  peers.insert(peers.end(), firsts.begin(), firsts.end());
+  EXPECT_EQ(route_of(peers, &why), Route::kNative) << why;
+}
+
+TEST(RouteTopology, APairWithoutPeerAccessForwardsAndIsNamed) {
+  // GPUs 1 and 2 have no P2P (other PCIe root complexes, or P2P disabled); all else NVLink.
+  auto peers = gpus(4, [](int a, int b) { return a == 1 && b == 2 ? GpuPair::kNoPeerAccess : GpuPair::kNvlink; });
+  EXPECT_EQ(gpu_pair(peers[1], peers[2]), GpuPair::kNoPeerAccess);
+  const RouteFacts f = route_facts(1, true, peers);
+  EXPECT_EQ(f.pair_a, 1);
+  EXPECT_EQ(f.pair_b, 2);
+  std::string why;
+  EXPECT_EQ(decide_route(f, &why), Route::kForward);
+  EXPECT_NE(why.find("ranks 1 and 2 have no peer access"), std::string::npos) << why;
+}
+
+TEST(RouteTopology, PcieOnlyPeerAccessForwards) {
+  auto peers = gpus(2, [](int, int) { return GpuPair::kPcieOnly; });
+  EXPECT_EQ(gpu_pair(peers[0], peers[1]), GpuPair::kPcieOnly);
+  std::string why;
+  EXPECT_EQ(route_of(peers, &why), Route::kForward);
+  EXPECT_NE(why.find("ranks 0 and 1 reach each other's GPU over PCIe only"), std::string::npos) << why;
+}
+
+TEST(RouteTopology, MixedHostsForward) {
+  auto peers = gpus(2, [](int, int) { return GpuPair::kNvlink; });
+  peers[1].host_hash = 0xbeef;
+  std::string why;
+  EXPECT_EQ(decide_route(route_facts(1, false, peers), &why), Route::kForward);
+  EXPECT_NE(why.find("several hosts"), std::string::npos) << why;
+}
+
+TEST(RouteTopology, OneRanksObservationServesBothDirections) {
+  // CUDA_VISIBLE_DEVICES hides GPU 0 from rank 1's process; rank 0 sees GPU 1 over NVLink.
+  std::vector<runtime::PeerInfo> peers = {on_gpu(0, 100), on_gpu(1, 101)};
+  sees(&peers[0], 1, true, true);
+  EXPECT_EQ(gpu_pair(peers[0], peers[1]), GpuPair::kNvlink);
+  EXPECT_EQ(gpu_pair(peers[1], peers[0]), GpuPair::kNvlink);
+  // When both observed, the weaker answer counts.
+  sees(&peers[1], 0, true, false);
+  EXPECT_EQ(gpu_pair(peers[0], peers[1]), GpuPair::kPcieOnly);
+}
+
+TEST(RouteTopology, UnobservablePairsForward) {
+  // Each process sees only its own GPU: nobody can vouch for peer access.
+  std::vector<runtime::PeerInfo> peers = {on_gpu(0, 100), on_gpu(1, 101)};
+  EXPECT_EQ(gpu_pair(peers[0], peers[1]), GpuPair::kUnknown);
+  std::string why;
+  EXPECT_EQ(route_of(peers, &why), Route::kForward);
+  EXPECT_NE(why.find("ranks 0 and 1: peer access between their GPUs is unknown"), std::string::npos) << why;
+
+  // Without bus ids, ranks of one process on different device numbers cannot be looked up.
+  runtime::PeerInfo a = peer(0), b = peer(1);
+  EXPECT_EQ(gpu_pair(a, b), GpuPair::kUnknown);
+  EXPECT_EQ(gpu_pair(a, peer(0)), GpuPair::kSameGpu);
+}
+
+TEST(RouteTopology, TheFirstFailingPairInRankOrderIsReported) {
+  auto peers = gpus(4, [](int a, int b) {
+    if (a == 0 && b == 3) return GpuPair::kPcieOnly;
+    if (a == 2 && b == 3) return GpuPair::kNoPeerAccess;
+    return GpuPair::kNvlink;
+  });
+  const RouteFacts f = route_facts(1, true, peers);
+  EXPECT_EQ(f.pair_a, 0);
+  EXPECT_EQ(f.pair_b, 3);
+  EXPECT_EQ(f.pair, GpuPair::kPcieOnly);
+  // An earlier fact decides first: a rank without a GPU is named, not a pair.
+  peers[3].cuda_device = -1;
+  std::string why;
+  EXPECT_EQ(decide_route(route_facts(1, true, peers), &why), Route::kForward);
+  EXPECT_NE(why.find("rank 3 has no GPU"), std::string::npos) << why;
 }
 
 // ---- User operators --------------------------------------------------------------------

@@ -279,10 +279,15 @@ ncclResult_t start_root(net::Socket listener, const Secret& secret, int timeout_
         rendezvous->run();
       } catch (const std::exception& e) {
         PURLIN_WARN("bootstrap root: stopped: %s", e.what());
+      } catch (...) {
+        PURLIN_WARN("bootstrap root: stopped: unknown exception");
       }
     }).detach();
   } catch (const std::exception& e) {
     PURLIN_WARN("bootstrap: cannot start the root thread: %s", e.what());
+    return ncclSystemError;
+  } catch (...) {
+    PURLIN_WARN("bootstrap: cannot start the root thread: unknown exception");
     return ncclSystemError;
   }
   return ncclSuccess;
