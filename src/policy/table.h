@@ -83,8 +83,10 @@ inline constexpr std::array<Row, 3> kTable{{
     //  shared per-rank roles from 16 MiB: 8 ranks on one H200, Reduce with per-rank roles
     //    against balanced ones, us per call: 16 MiB 136 vs 157, 256 MiB 1431 vs 1764, but
     //    4 MiB 81 vs 58 and 8 MiB 133 vs 93 (its deeper agreed ring cuts mid-size chunks);
-    //    Broadcast even from 4 MiB (perf/snac/results/h200-20261204-rankroles). One rank per
-    //    GPU plans fixed roles, which never split per rank.
+    //    Broadcast even from 4 MiB (perf/snac/results/h200-20261204-rankroles). On one H100
+    //    the same split: 16 MiB 148 vs 163, 256 MiB 1538 vs 1824, 4 MiB 85 vs 62 from a 4 MiB
+    //    threshold (perf/snac/results/h100-20261206-compare, rank-roles). One rank per GPU
+    //    plans fixed roles, which never split per rank.
     {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {4, 10, 2, 1}, 1024 * kKiB, 16, 4,
      4 * kKiB, 16 * 1024 * kKiB},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
