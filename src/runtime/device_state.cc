@@ -17,8 +17,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/log.h"
@@ -45,48 +47,19 @@ struct ControlWords {
 // in one process only would otherwise derail the protocol instead of failing here).
 struct Verdict {
   std::int32_t ok = 0;
-  std::int32_t roles[8] = {};
-  std::int32_t throughput_workers = 0;
-  std::uint64_t chunk_bytes = 0;
-  std::uint64_t packet_chunk_bytes = 0;
-  std::uint64_t latency_max_bytes = 0;
-  std::uint64_t one_hop_max_bytes = 0;
-  std::uint64_t min_ring_slots = 0;
-  std::uint64_t spread_min_bytes = 0;
-  std::uint64_t rank_roles_min_bytes = 0;
-  std::int32_t zero_copy = 0;
-  std::int32_t reserved = 0;
+  snac::Policy policy{};
 
+  // Zeroed first: the struct travels as bytes, padding included.
   static Verdict of(bool ok, const snac::Policy& p) {
     Verdict v;
+    std::memset(static_cast<void*>(&v), 0, sizeof(v));
     v.ok = ok ? 1 : 0;
-    const snac::Roles* rs[] = {&p.throughput, &p.latency};
-    for (int i = 0; i < 2; ++i) {
-      v.roles[4 * i + 0] = rs[i]->stagers;
-      v.roles[4 * i + 1] = rs[i]->consumers;
-      v.roles[4 * i + 2] = rs[i]->finishers;
-      v.roles[4 * i + 3] = rs[i]->team;
-    }
-    v.chunk_bytes = p.chunk_bytes;
-    v.packet_chunk_bytes = p.packet_chunk_bytes;
-    v.latency_max_bytes = p.latency_max_bytes;
-    v.one_hop_max_bytes = p.one_hop_max_bytes;
-    v.throughput_workers = p.throughput_workers;
-    v.min_ring_slots = p.min_ring_slots;
-    v.spread_min_bytes = p.spread_min_bytes;
-    v.rank_roles_min_bytes = p.rank_roles_min_bytes;
-    v.zero_copy = p.zero_copy ? 1 : 0;
+    v.policy = p;
     return v;
   }
-  bool same_policy(const Verdict& o) const {
-    return std::equal(roles, roles + 8, o.roles) && chunk_bytes == o.chunk_bytes &&
-           packet_chunk_bytes == o.packet_chunk_bytes && latency_max_bytes == o.latency_max_bytes &&
-           one_hop_max_bytes == o.one_hop_max_bytes &&
-           throughput_workers == o.throughput_workers && min_ring_slots == o.min_ring_slots &&
-           spread_min_bytes == o.spread_min_bytes && rank_roles_min_bytes == o.rank_roles_min_bytes &&
-           zero_copy == o.zero_copy;
-  }
+  bool same_policy(const Verdict& o) const { return policy == o.policy; }
 };
+static_assert(std::is_trivially_copyable_v<Verdict>, "verdicts are exchanged as bytes");
 
 // The most constraining facts over all ranks, so that every rank selects the same policy and
 // the co-residency budget holds on the most crowded GPU.

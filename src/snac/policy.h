@@ -24,6 +24,8 @@ struct Roles {
   int consumers = 4;
   int finishers = 2;
   int team = 1;
+
+  bool operator==(const Roles&) const = default;
 };
 
 struct Policy {
@@ -98,6 +100,9 @@ struct Policy {
   PURLIN_HD const Roles& roles(Regime r) const {
     return r == Regime::latency ? latency : throughput;
   }
+
+  // Every rank must plan from the same policy (runtime: the verdict exchange compares them).
+  bool operator==(const Policy&) const = default;
 };
 
 }  // namespace purlin::snac

@@ -3,6 +3,8 @@
 // slots) for the largest role set, a composition.
 #include <algorithm>
 #include <gtest/gtest.h>
+
+#include <vector>
 #include <stdlib.h>
 
 #include "layout/collectives.h"
@@ -212,6 +214,27 @@ TEST_F(PolicyTest, UnknownSmCountIsNotCoresident) {
   const snac::Policy p = select(f);
   EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
   EXPECT_FALSE(coresident(p, f));
+}
+
+// Ranks compare the policies they selected at creation (runtime's verdict exchange): every
+// field, a role of either regime included, must tell two policies apart.
+TEST_F(PolicyTest, PoliciesDifferInAnyField) {
+  const snac::Policy base = select(Facts{9, 132, 8, 8});
+  EXPECT_EQ(base, select(Facts{9, 132, 8, 8}));
+  std::vector<snac::Policy> changed(12, base);
+  changed[0].chunk_bytes += 1;
+  changed[1].packet_chunk_bytes += 1;
+  changed[2].latency_max_bytes += 1;
+  changed[3].one_hop_max_bytes += 1;
+  changed[4].throughput.consumers += 1;
+  changed[5].latency.team += 1;
+  changed[6].throughput_workers += 1;
+  changed[7].min_ring_slots += 1;
+  changed[8].spread_min_bytes += 1;
+  changed[9].rank_roles_min_bytes += 1;
+  changed[10].zero_copy = !base.zero_copy;
+  changed[11].latency.stagers += 1;
+  for (std::size_t i = 0; i < changed.size(); ++i) EXPECT_FALSE(changed[i] == base) << i;
 }
 
 TEST_F(PolicyTest, EnvironmentOverrides) {
