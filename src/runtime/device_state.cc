@@ -28,6 +28,7 @@
 #include "runtime/communicator.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_layout.h"
+#include "runtime/launch_trace.h"
 #include "runtime/peer_memory.h"
 #include "snac/signal_names.h"
 
@@ -190,6 +191,7 @@ struct DeviceState::Impl {
   cudaStream_t init_stream = nullptr;  // creation's copies; private, so it waits on nothing else
   std::byte* peer_block = nullptr;
   std::byte* local_block = nullptr;
+  LaunchTrace trace;  // profiling (PURLIN_TRACE_FILE)
   void** peer_tables = nullptr;  // staging[ranks], signals[ranks], packets[ranks]
   ControlWords* words = nullptr;  // host view of the control words
   PeerMappings peers;
@@ -297,6 +299,8 @@ ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
   control.check_every = config.poll_check_every;
   control.sleep_ns = config.poll_sleep_ns;
   control.backoff_every = config.poll_backoff_every;
+  control.trace = trace.start(rank, handle.epoch_slots);
+  control.trace_workers = handle.epoch_slots;
 
   handle.epochs = reinterpret_cast<snac::Epoch*>(local_block + local_layout.epochs.offset);
   handle.counters = reinterpret_cast<std::uint64_t*>(local_block + local_layout.counters.offset);
@@ -380,6 +384,7 @@ void DeviceState::Impl::release() {
     }
     (void)cuda_failed(e, rank, "cudaDeviceSynchronize (destroy)");
   }
+  trace.finish();
   peers.close();
   if (init_stream != nullptr) {
     (void)cuda_failed(cudaStreamDestroy(init_stream), rank, "cudaStreamDestroy");

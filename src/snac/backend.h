@@ -21,6 +21,7 @@
 //   const void** source_table()            >= ranks pointers every thread of the worker can read
 //   void copy(dst, src, bytes)             the Atom, executed by all threads of the worker
 //   void reduce<E, Op>(dst, sources, n, bytes, OpArg<E>)
+//   void mark(TracePoint, Epoch, uint64)    profiling timeline (trace.h); may do nothing
 //
 // Memory-order contract the engine relies on: any thread's release store after sync() publishes
 // every store the worker's threads made before the sync (PTX release is cumulative; on the host
@@ -34,6 +35,7 @@
 
 #include "snac/datapath.h"
 #include "snac/handle.h"
+#include "snac/trace.h"
 
 namespace purlin::snac {
 
@@ -63,6 +65,7 @@ concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value
   { b.source_table() } -> std::same_as<const void**>;
   b.copy(dst, src, bytes);
   b.template reduce<float, op::Sum>(dst, sources, 1, bytes, OpArg<float>{});
+  b.mark(TracePoint::entry, value, value);
 };
 
 }  // namespace purlin::snac

@@ -16,6 +16,7 @@
 #include "snac/backend.h"
 #include "snac/datapath.h"
 #include "snac/handle.h"
+#include "snac/trace.h"
 
 namespace purlin::snac {
 
@@ -34,6 +35,12 @@ template <class Atom, class E, class Op>
 __device__ __noinline__ void atom_reduce(void* dst, const void* const* sources, int n,
                                          std::size_t bytes, void* workspace, OpArg<E> arg) {
   Atom::template reduce<E, Op>(dst, sources, n, bytes, workspace, arg);
+}
+
+__device__ inline std::uint64_t globaltimer() {
+  std::uint64_t t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 
 template <class Atom>
@@ -124,6 +131,13 @@ class DeviceBackend {
 
   __device__ const void** source_table() const { return table_; }
 
+  // Trace point (trace.h): the time, or for TracePoint::group the value, by thread 0 only.
+  __device__ void mark(TracePoint point, Epoch epoch, std::uint64_t value) const {
+    if (control_.trace == nullptr || threadIdx.x != 0) return;
+    control_.trace[trace_index(epoch, static_cast<int>(blockIdx.x), control_.trace_workers,
+                               point)] = point == TracePoint::group ? value : globaltimer();
+  }
+
   __device__ void copy(void* dst, const void* src, std::size_t bytes) const {
     atom_copy<Atom>(dst, src, bytes, workspace_);
   }
@@ -195,11 +209,6 @@ class DeviceBackend {
     __device__ bool timed_out() const { return timed_out_; }
 
    private:
-    __device__ static std::uint64_t globaltimer() {
-      std::uint64_t t = 0;
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-      return t;
-    }
     const DeviceControl& c_;
     std::int64_t countdown_ = c_.check_every;
     std::int64_t backoff_ = c_.backoff_every;

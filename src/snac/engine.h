@@ -60,9 +60,12 @@ class Engine {
     skip_self_ = self_copy_is_noop(a_, r_);
     own_partitions_ = stages_own_partitions(a_);
     zero_copy_ = publishes_input();
+    be_.mark(TracePoint::entry, e_, 0);
     release_other_half(w, workers);
+    be_.mark(TracePoint::released, e_, 0);
 
     const Role role = plan_.role(w);
+    be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
     Status s = Status::ok;
     if (role.group == 0) {
       s = stage(role);
@@ -71,6 +74,7 @@ class Engine {
     } else if constexpr (Prog::composed) {
       s = consume<1>(role);
     }
+    be_.mark(TracePoint::done, e_, 0);
 
     // Every slot, including those of workers this launch does not have, advances: the next
     // launch may use more workers and each reads its own slot.
@@ -79,6 +83,7 @@ class Engine {
       const Epoch next = layout::next_epoch(e_, plan_.ordinals);
       for (int j = w; j < h_.epoch_slots; j += workers) h_.epochs[j] = next;
     }
+    be_.mark(TracePoint::exit, e_, 0);
     return s;
   }
 
@@ -338,6 +343,7 @@ class Engine {
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
                         const std::byte* src) {
     if (!be_.sync_and(wait_released())) return Status::aborted;
+    be_.mark(TracePoint::ready, e_, 0);
     const Share sh = team_share(bytes, role.size, role.member);
     const std::size_t first =
         packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload;

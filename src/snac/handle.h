@@ -175,6 +175,9 @@ struct DeviceControl {
   // 1: every rank is a thread of this process on this GPU, so flags and acknowledgments need
   // only GPU scope; 0: some peer is another GPU or process, and they take system scope.
   std::uint32_t gpu_scope = 0;
+  // Profiling only (trace.h): trace_words(trace_workers) words, or null.
+  std::uint64_t* trace = nullptr;
+  int trace_workers = 0;
 };
 
 }  // namespace purlin::snac

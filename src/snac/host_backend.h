@@ -101,6 +101,8 @@ class HostBackend {
   }
 
   const void** source_table() const { return table_.data(); }
+  // Host worlds are profiled with host tools; the timeline is the GPU's (trace.h).
+  void mark(TracePoint, Epoch, std::uint64_t) const {}
 
   void copy(void* dst, const void* src, std::size_t bytes) const {
     Atom::copy(dst, src, bytes, nullptr);

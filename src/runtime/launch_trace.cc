@@ -1,0 +1,66 @@
+#include "runtime/launch_trace.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "snac/trace.h"
+
+namespace purlin::runtime {
+
+LaunchTrace::~LaunchTrace() { finish(); }
+
+std::uint64_t* LaunchTrace::start(int rank, int workers) {
+  file_ = env::get_string("PURLIN_TRACE_FILE");
+  if (file_.empty() || workers <= 0) return nullptr;
+  const std::size_t bytes = snac::trace_words(workers) * sizeof(std::uint64_t);
+  void* p = nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess || cudaMemset(p, 0, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (p != nullptr) (void)cudaFree(p);
+    PURLIN_WARN("PURLIN_TRACE_FILE: rank %d could not allocate its trace; tracing stays off", rank);
+    return nullptr;
+  }
+  words_ = static_cast<std::uint64_t*>(p);
+  rank_ = rank;
+  workers_ = workers;
+  return words_;
+}
+
+void LaunchTrace::finish() {
+  if (words_ == nullptr) return;
+  std::vector<std::uint64_t> host(snac::trace_words(workers_));
+  const bool copied = cudaMemcpy(host.data(), words_, host.size() * sizeof(std::uint64_t),
+                                 cudaMemcpyDeviceToHost) == cudaSuccess;
+  (void)cudaGetLastError();
+  (void)cudaFree(words_);
+  words_ = nullptr;
+  if (!copied) return;
+  const std::string path = file_ + ".rank" + std::to_string(rank_);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    PURLIN_WARN("PURLIN_TRACE_FILE: cannot write %s", path.c_str());
+    return;
+  }
+  // Times are the GPU's global timer in ns; a CTA a launch did not have reads 0.
+  std::fprintf(f, "rank,launch_slot,cta,group,entry,released,ready,done,exit\n");
+  using snac::TracePoint;
+  for (snac::Epoch slot = 0; slot < snac::kTraceLaunches; ++slot) {
+    for (int w = 0; w < workers_; ++w) {
+      const auto at = [&](TracePoint p) {
+        return static_cast<unsigned long long>(host[snac::trace_index(slot, w, workers_, p)]);
+      };
+      if (at(TracePoint::entry) == 0) continue;
+      std::fprintf(f, "%d,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu\n", rank_,
+                   static_cast<unsigned long long>(slot), w, at(TracePoint::group),
+                   at(TracePoint::entry), at(TracePoint::released), at(TracePoint::ready),
+                   at(TracePoint::done), at(TracePoint::exit));
+    }
+  }
+  std::fclose(f);
+}
+
+}  // namespace purlin::runtime
