@@ -46,7 +46,7 @@ void LaunchTrace::finish() {
     return;
   }
   // Times are the GPU's global timer in ns; a CTA a launch did not have reads 0.
-  std::fprintf(f, "rank,launch_slot,cta,group,entry,released,ready,done,exit\n");
+  std::fprintf(f, "rank,launch_slot,cta,group,entry,released,push,ready,done,exit\n");
   using snac::TracePoint;
   for (snac::Epoch slot = 0; slot < snac::kTraceLaunches; ++slot) {
     for (int w = 0; w < workers_; ++w) {
@@ -54,9 +54,9 @@ void LaunchTrace::finish() {
         return static_cast<unsigned long long>(host[snac::trace_index(slot, w, workers_, p)]);
       };
       if (at(TracePoint::entry) == 0) continue;
-      std::fprintf(f, "%d,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu\n", rank_,
+      std::fprintf(f, "%d,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", rank_,
                    static_cast<unsigned long long>(slot), w, at(TracePoint::group),
-                   at(TracePoint::entry), at(TracePoint::released), at(TracePoint::ready),
+                   at(TracePoint::entry), at(TracePoint::released), at(TracePoint::push), at(TracePoint::ready),
                    at(TracePoint::done), at(TracePoint::exit));
     }
   }

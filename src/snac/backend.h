@@ -11,6 +11,11 @@
 //   void store_release(Flag*, Flag)        system-scope release store
 //   uint64 fetch_add(uint64*, uint64)      acq_rel read-modify-write on rank-local memory
 //   void store_relaxed(uint64*, uint64)    relaxed store, system scope (peer-visible words too)
+//   void store_after_launches(Flag*, Flag) a store that vouches only for this rank's accesses
+//                                          of earlier launches: on a GPU the kernel boundary
+//                                          performed them all, so it is relaxed (no fence); a
+//                                          host world, whose launch boundary is a barrier of
+//                                          the rank's threads, releases
 //   bool wait_at_least(const Flag*, Flag)  acquire-poll until the word reaches the value; false
 //                                          when the backend gives up (timeout or abort), after
 //                                          which the engine unwinds with Status::aborted
@@ -58,6 +63,7 @@ concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value
   b.store_release(word, value);
   { b.fetch_add(word, value) } -> std::same_as<std::uint64_t>;
   b.store_relaxed(word, value);
+  b.store_after_launches(word, value);
   { b.wait_at_least(cword, value) } -> std::same_as<bool>;
   b.put_packet(packet, value, value);
   { b.try_packet(cpacket, value, payload) } -> std::same_as<bool>;

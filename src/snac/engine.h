@@ -61,6 +61,7 @@ class Engine {
     own_partitions_ = stages_own_partitions(a_);
     zero_copy_ = publishes_input();
     be_.mark(TracePoint::entry, e_, 0);
+    look_released();
     release_other_half(w, workers);
     be_.mark(TracePoint::released, e_, 0);
 
@@ -153,13 +154,25 @@ class Engine {
 
   // Entering this launch proves this rank finished every read of the other half (stream
   // order), so it tells each producer that half is free for the launch after this one. Spread
-  // over the workers; no wait, so it cannot block anyone.
+  // over the workers and their lanes, one store per thread. The reads it vouches for belong to
+  // earlier launches, which the kernel boundary completed, so the store needs no release fence
+  // (backend.h: store_after_launches); one fenced store per worker leader cost each launch's
+  // pushers about 0.9 us (perf/snac/results/h100-20261206-trace). No wait, so it cannot block
+  // anyone.
   PURLIN_HD void release_other_half(int w, int workers) const {
-    if (!be_.leader()) return;
     const Flag value = layout::drain_release_value(e_, plan_.ordinals);
-    for (int q = w; q < n_; q += workers) {
-      be_.store_release(h_.signals[q] + sig_.release(r_, half_ ^ 1u), value);
+    const int step = workers * be_.lanes();
+    for (int q = w + workers * be_.lane(); q < n_; q += step) {
+      be_.store_after_launches(h_.signals[q] + sig_.release(r_, half_ ^ 1u), value);
     }
+  }
+
+  // Each lane's first look at the release word of its peer (lane q: peer q), taken when the
+  // launch starts so that its round trip overlaps the worker's setup; wait_released waits
+  // only where the look found the word short.
+  PURLIN_HD void look_released() {
+    const int q = be_.lane();
+    if (q < n_) seen_release_ = be_.load_acquire(h_.signals[r_] + sig_.release(q, half_));
   }
 
   // First use of this launch's half: every peer released it (it finished the launch two back).
@@ -169,6 +182,7 @@ class Engine {
   PURLIN_HD bool wait_released() {
     if (released_) return true;
     for (int q = be_.lane(); q < n_; q += be_.lanes()) {
+      if (q == be_.lane() && seen_release_ >= e_) continue;
       if (!be_.wait_at_least(h_.signals[r_] + sig_.release(q, half_), e_)) return false;
     }
     released_ = true;
@@ -342,6 +356,7 @@ class Engine {
   // own flag.
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
                         const std::byte* src) {
+    be_.mark(TracePoint::push, e_, 0);
     if (!be_.sync_and(wait_released())) return Status::aborted;
     be_.mark(TracePoint::ready, e_, 0);
     const Share sh = team_share(bytes, role.size, role.member);
@@ -604,6 +619,7 @@ class Engine {
   bool own_partitions_ = false;  // stages_own_partitions(a_)
   bool zero_copy_ = false;       // publishes_input()
   bool released_ = false;  // this worker saw every peer release the launch's half
+  Flag seen_release_ = 0;  // look_released: this lane's peer's release word at launch start
 };
 
 // One worker's part of one launch. Every worker of every rank calls it with the same plan.

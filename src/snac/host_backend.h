@@ -71,6 +71,9 @@ class HostBackend {
   void store_relaxed(std::uint64_t* word, std::uint64_t v) const {
     std::atomic_ref<std::uint64_t>(*word).store(v, std::memory_order_relaxed);
   }
+  // backend.h: a host world's launch boundary is only a barrier of the rank's threads, which
+  // orders nothing for a peer, so the store releases what the earlier launches did.
+  void store_after_launches(Flag* word, Flag value) const { store_release(word, value); }
 
   bool wait_at_least(const Flag* word, Flag value) const {
     return poll([&] { return load_acquire(word) >= value; }, word, value);

@@ -14,7 +14,7 @@
 namespace purlin::snac {
 
 // In the order a worker passes them. `group` holds the worker's role group, not a time.
-enum class TracePoint : std::uint32_t { entry, released, group, ready, done, exit, count };
+enum class TracePoint : std::uint32_t { entry, released, group, push, ready, done, exit, count };
 
 inline constexpr std::uint32_t kTracePoints = static_cast<std::uint32_t>(TracePoint::count);
 inline constexpr std::uint32_t kTraceLaunches = 4;
