@@ -255,6 +255,7 @@ class Engine {
     const int width = In::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     if (zero_copy_) return publish_input(role, width, items);
+    if (plan_.regime == Regime::latency) return push_items(role, width, items);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
       const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
@@ -379,6 +380,47 @@ class Engine {
       }
     }
     return Status::ok;
+  }
+
+  // Latency: the team's items (chunk c of input partition k, i = team mod teams) pushed as
+  // one stream (packets.h: push_stream), which waits for the half's release once.
+  PURLIN_HD Status push_items(const Role& role, int width, std::uint64_t items) {
+    using In = typename F::Input;
+    be_.mark(TracePoint::push, e_, 0);
+    std::uint64_t i = role.team;
+    const auto next = [&](PushItem& it) {
+      for (; i < items; i += role.teams) {
+        const std::uint64_t c = i / width;
+        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        const layout::Region part = input_region(k);
+        if (c >= plan_.chunking.count(part.size)) continue;
+        std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
+        for (int q = 0; q < n_; ++q) readers |= reads(0, k, q) ? std::uint64_t{1} << q : 0;
+        if (readers == 0) continue;
+        const layout::Region chunk = plan_.chunking.range(part, c);
+        const Share sh = team_share(chunk.size, role.size, role.member);
+        it.src = static_cast<const std::byte*>(a_.input) + chunk.offset + sh.begin;
+        it.bytes = sh.size;
+        it.at0 = pk_.index(0, half_, r_,
+                           packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload);
+        it.readers = readers;
+        i += role.teams;
+        return true;
+      }
+      return false;
+    };
+    const auto ready = [&] {
+      if (!be_.sync_and(wait_released())) return false;
+      be_.mark(TracePoint::ready, e_, 0);
+      return true;
+    };
+    const auto scale = [&](std::uint64_t payload) {
+      if constexpr (kScalesAtStage<Op>) payload = detail::scaled_payload(payload, a_.op_arg);
+      return payload;
+    };
+    return push_stream(be_, h_.packets, n_, layout::packet_flag(e_), next, ready, scale)
+               ? Status::ok
+               : Status::aborted;
   }
 
   // First packet of input partition k in a reader's area for this producer: one hop pushes
