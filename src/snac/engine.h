@@ -18,7 +18,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "layout/chunking.h"
@@ -29,6 +28,7 @@
 #include "snac/handle.h"
 #include "snac/packets.h"
 #include "snac/plan.h"
+#include "snac/relations.h"
 
 namespace purlin::snac {
 
@@ -50,16 +50,15 @@ class Engine {
         n_(h.ranks),
         sig_(h.signal_layout()),
         pk_(h.packet_layout()),
-        ctr_(h.counter_layout()) {}
+        ctr_(h.counter_layout()),
+        rel_(args, plan, h.rank, h.ranks) {}
 
   PURLIN_HD Status run() {
     const int w = be_.worker();
     const int workers = plan_.workers();
     e_ = h_.epochs[w];
     half_ = layout::staging_half(e_);
-    skip_self_ = self_copy_is_noop(a_, r_);
-    own_partitions_ = stages_own_partitions(a_);
-    zero_copy_ = publishes_input();
+    zero_copy_ = rel_.publishes_input();
     be_.mark(TracePoint::entry, e_, 0);
     look_released();
     release_other_half(w, workers);
@@ -89,55 +88,7 @@ class Engine {
   }
 
  private:
-  // ---- Derived relations -------------------------------------------------------------------
-
-  // Whether `peer` reads input partition k of this rank in `phase`. A composition's second
-  // phase has one input partition per rank, its own.
-  PURLIN_HD bool reads(int phase, int k, int peer) const {
-    if constexpr (Prog::composed) {
-      if (plan_.one_hop) return C::one_hop_notifies(r_, k, peer, a_.root);
-    }
-    if (phase == 0) {
-      return F::notifies(r_, k, peer, a_.root) && !(skip_self_ && peer == r_);
-    }
-    return G::notifies(r_, k, peer, a_.root);
-  }
-
-  // Zero-copy: this rank's consumers-to-be read its input where it lies, so its stagers only
-  // publish (and, before the launch ends, wait until every chunk was read: the application may
-  // reuse the buffer once the kernel is done). Decided per producer; consumers learn it from
-  // the input address published with the flags, so ranks need not agree. Not when staging
-  // transforms the bytes (PreMulSum scales there), and not for an in-place AllToAll, whose
-  // consumers overwrite input partitions peers would still be reading. In-place collectives
-  // otherwise are safe: an output byte that overlays an input byte is written only after a
-  // flag that required reading that input byte (in a composition, the intermediate chunk its
-  // one reader published after reducing it).
-  PURLIN_HD bool publishes_input() const {
-    if constexpr (kScalesAtStage<Op>) {
-      return false;  // policy_for_op plans without zero-copy too; kept for direct callers
-    } else {
-      return plan_.zero_copy && plan_.regime == Regime::throughput && !own_partitions_ &&
-             a_.input != nullptr;
-    }
-  }
-
-  // Byte region of input partition k on this rank.
-  PURLIN_HD layout::Region input_region(int k) const {
-    return F::Input::region(a_.in_shape, r_, k).in_bytes(es);
-  }
-
-  // Byte region of output region k of phase Ph: the output buffer in the last phase, the
-  // intermediate (same shape as the input, compositions being fixed-shape) before it.
-  template <int Ph>
-  PURLIN_HD layout::Region output_region(int k) const {
-    using Q = std::conditional_t<Ph == 0, F, G>;
-    if constexpr (Ph == kLast) {
-      return Q::Output::region(a_.out_shape, r_, k).in_bytes(es);
-    } else {
-      return Q::Output::region(a_.in_shape, r_, k).in_bytes(es);
-    }
-  }
-
+  // ---- Places (who reads what: relations.h) ------------------------------------------------
   // Start of chunk c of input partition `partition` of `phase` in rank j's staging.
   PURLIN_HD std::byte* slot(int j, std::uint64_t c, int phase, int partition) const {
     return h_.staging[j] + layout::staging_half(e_) * plan_.half_bytes +
@@ -206,7 +157,7 @@ class Engine {
     const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
     const std::uint64_t s = plan_.ring.slot(c);
     for (int q = 0; q < n_; ++q) {
-      if (reads(phase, k, q) &&
+      if (rel_.reads(phase, k, q) &&
           !be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want)) {
         return false;
       }
@@ -236,10 +187,10 @@ class Engine {
     Flag where = 0;
     if (zero_copy_ && phase == 0) {
       where = reinterpret_cast<std::uintptr_t>(static_cast<const std::byte*>(a_.input) +
-                                               input_region(k).offset);
+                                               rel_.input_region(k).offset);
     }
     for (int q = lane; q < n_; q += lanes) {
-      if (!reads(phase, k, q)) continue;
+      if (!rel_.reads(phase, k, q)) continue;
       if (phase == 0 && plan_.zero_copy) {
         be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_), where);
       }
@@ -251,7 +202,7 @@ class Engine {
 
   PURLIN_HD Status stage(const Role& role) {
     using In = typename F::Input;
-    if (!F::is_producer(r_, a_.root) || own_partitions_) return Status::ok;
+    if (!F::is_producer(r_, a_.root) || rel_.own_partitions()) return Status::ok;
     const int width = In::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     if (zero_copy_) return publish_input(role, width, items);
@@ -280,7 +231,7 @@ class Engine {
            i < items && ok; i += step) {
         const std::uint64_t c = i / width;
         const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
-        if (c >= plan_.chunking.count(input_region(k).size) || !has_readers(0, k)) continue;
+        if (c >= plan_.chunking.count(rel_.input_region(k).size) || !rel_.has_readers(0, k)) continue;
         ok = c < plan_.ring.slots || drained(0, k, c);
         if (ok) publish(0, k, c);
       }
@@ -300,11 +251,11 @@ class Engine {
       for (std::uint64_t i = role.team; i < items && ok; i += role.teams) {
         const std::uint64_t c = i / width;
         const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
-        const std::uint64_t count = plan_.chunking.count(input_region(k).size);
+        const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
         if (c >= count || c + plan_.ring.slots < count) continue;
         const std::uint64_t s = plan_.ring.slot(c);
         for (int q = 0; q < n_ && ok; ++q) {
-          if (reads(0, k, q)) {
+          if (rel_.reads(0, k, q)) {
             ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(0, q, half_, s),
                                    layout::drain_ack_value(e_, c));
           }
@@ -316,19 +267,12 @@ class Engine {
 
   // Chunk c of input partition k: staged and flagged (throughput) or pushed (latency).
   PURLIN_HD Status stage_item(const Role& role, int k, std::uint64_t c) {
-    const layout::Region part = input_region(k);
-    if (c >= plan_.chunking.count(part.size) || !has_readers(0, k)) return Status::ok;
+    const layout::Region part = rel_.input_region(k);
+    if (c >= plan_.chunking.count(part.size) || !rel_.has_readers(0, k)) return Status::ok;
     const layout::Region chunk = plan_.chunking.range(part, c);
     const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
     return plan_.regime == Regime::latency ? push(role, 0, k, c, chunk.size, src)
                                            : stage_chunk(role, k, c, chunk.size, src);
-  }
-
-  PURLIN_HD bool has_readers(int phase, int k) const {
-    for (int q = 0; q < n_; ++q) {
-      if (reads(phase, k, q)) return true;
-    }
-    return false;
   }
 
   PURLIN_HD Status stage_chunk(const Role& role, int k, std::uint64_t c, std::size_t bytes,
@@ -350,84 +294,77 @@ class Engine {
     return Status::ok;
   }
 
-  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer.
-  // `src` is chunk c of partition k (`bytes` long); packets are numbered from the partition
-  // start, which one hop offsets by the partition's place in the input (packet_base). Each
-  // payload is loaded once and stored to every reader. No arrival: each packet carries its
-  // own flag.
+  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer:
+  // chunk c of partition k (`bytes` from `src`) in `phase`, as a stream of one item.
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
                         const std::byte* src) {
-    be_.mark(TracePoint::push, e_, 0);
-    if (!be_.sync_and(wait_released())) return Status::aborted;
-    be_.mark(TracePoint::ready, e_, 0);
-    const Share sh = team_share(bytes, role.size, role.member);
-    const std::size_t first =
-        packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
-    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
-    const Flag flag = layout::packet_flag(e_);
-    std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
-    for (int q = 0; q < n_; ++q) readers |= reads(phase, k, q) ? std::uint64_t{1} << q : 0;
-    const std::size_t at0 = pk_.index(phase, half_, r_, first);
-    for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
-         p += static_cast<std::size_t>(be_.lanes())) {
-      const std::size_t at = sh.begin + p * kPacketPayload;
-      std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
-      if constexpr (kScalesAtStage<Op>) {
-        if (phase == 0) payload = detail::scaled_payload(payload, a_.op_arg);
-      }
-      for (int q = 0; q < n_; ++q) {
-        if ((readers >> q) & 1u) be_.put_packet(h_.packets[q] + at0 + p, payload, flag);
-      }
-    }
-    return Status::ok;
+    bool first = true;
+    return push_stream_of(phase, [&](PushItem& it) {
+      const bool yield = first && push_item(role, phase, k, c, bytes, src, it);
+      first = false;
+      return yield;
+    });
   }
 
   // Latency: the team's items (chunk c of input partition k, i = team mod teams) pushed as
-  // one stream (packets.h: push_stream), which waits for the half's release once.
+  // one stream, which waits for the half's release once.
   PURLIN_HD Status push_items(const Role& role, int width, std::uint64_t items) {
     using In = typename F::Input;
-    be_.mark(TracePoint::push, e_, 0);
     std::uint64_t i = role.team;
-    const auto next = [&](PushItem& it) {
+    return push_stream_of(0, [&](PushItem& it) {
       for (; i < items; i += role.teams) {
         const std::uint64_t c = i / width;
         const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
-        const layout::Region part = input_region(k);
+        const layout::Region part = rel_.input_region(k);
         if (c >= plan_.chunking.count(part.size)) continue;
-        std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
-        for (int q = 0; q < n_; ++q) readers |= reads(0, k, q) ? std::uint64_t{1} << q : 0;
-        if (readers == 0) continue;
         const layout::Region chunk = plan_.chunking.range(part, c);
-        const Share sh = team_share(chunk.size, role.size, role.member);
-        it.src = static_cast<const std::byte*>(a_.input) + chunk.offset + sh.begin;
-        it.bytes = sh.size;
-        it.at0 = pk_.index(0, half_, r_,
-                           packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload);
-        it.readers = readers;
-        i += role.teams;
-        return true;
+        const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
+        if (push_item(role, 0, k, c, chunk.size, src, it)) {
+          i += role.teams;
+          return true;
+        }
       }
       return false;
-    };
+    });
+  }
+
+  // This team member's share of chunk c of partition k as a PushItem; false when nobody
+  // reads it. Packets are numbered from the partition start, which one hop offsets by the
+  // partition's place in the input (Relations::packet_base).
+  PURLIN_HD bool push_item(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
+                           const std::byte* src, PushItem& it) const {
+    std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
+    for (int q = 0; q < n_; ++q) readers |= rel_.reads(phase, k, q) ? std::uint64_t{1} << q : 0;
+    if (readers == 0) return false;
+    const Share sh = team_share(bytes, role.size, role.member);
+    it.src = src + sh.begin;
+    it.bytes = sh.size;
+    it.at0 = pk_.index(phase, half_, r_,
+                       rel_.packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload);
+    it.readers = readers;
+    return true;
+  }
+
+  // The items `next` yields, pushed (packets.h: push_stream): each payload is loaded once and
+  // stored to every reader, no arrival (each packet carries its own flag), and the half's
+  // release is waited for once, after the first loads.
+  template <class Next>
+  PURLIN_HD Status push_stream_of(int phase, Next&& next) {
+    be_.mark(TracePoint::push, e_, 0);
     const auto ready = [&] {
       if (!be_.sync_and(wait_released())) return false;
       be_.mark(TracePoint::ready, e_, 0);
       return true;
     };
     const auto scale = [&](std::uint64_t payload) {
-      if constexpr (kScalesAtStage<Op>) payload = detail::scaled_payload(payload, a_.op_arg);
+      if constexpr (kScalesAtStage<Op>) {
+        if (phase == 0) payload = detail::scaled_payload(payload, a_.op_arg);
+      }
       return payload;
     };
     return push_stream(be_, h_.packets, n_, layout::packet_flag(e_), next, ready, scale)
                ? Status::ok
                : Status::aborted;
-  }
-
-  // First packet of input partition k in a reader's area for this producer: one hop pushes
-  // every partition to the same reader, each at its place in the input (partition starts are
-  // 16-byte multiples, args.h's split granule, so they fall on packets).
-  PURLIN_HD std::size_t packet_base(int k) const {
-    return plan_.one_hop ? input_region(k).offset / kPacketPayload : 0;
   }
 
   // ---- Consume ----------------------------------------------------------------------------
@@ -438,7 +375,7 @@ class Engine {
     using Out = typename Q::Output;
     if (!Q::is_consumer(r_, a_.root)) return Status::ok;
     if constexpr (Ph == kLast && !Q::reduces) {
-      if (plan_.regime == Regime::latency && !(Ph == 0 && own_partitions_)) {
+      if (plan_.regime == Regime::latency && !(Ph == 0 && rel_.own_partitions())) {
         return poll_copies(role, Ph, [&](int k) {
           return PacketSource{Q::source(r_, k, a_.root).rank, 0};
         });
@@ -449,10 +386,10 @@ class Engine {
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
       const int k = Out::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
-      if (Ph == 0 && skip_self_ && k == r_) continue;
-      const layout::Region region = output_region<Ph>(k);
+      if (Ph == 0 && rel_.skip_self() && k == r_) continue;
+      const layout::Region region = rel_.template output_region<Ph>(k);
       if (c >= plan_.chunking.count(region.size)) continue;
-      if (Ph == 0 && own_partitions_) {
+      if (Ph == 0 && rel_.own_partitions()) {
         if (const Status s = stage_item(role, k, c); s != Status::ok) return s;
         be_.sync();  // every lane's reads of the chunk before any lane's writes into it
       }
@@ -461,16 +398,6 @@ class Engine {
       if (s != Status::ok) return s;
     }
     return Status::ok;
-  }
-
-  // The producers output region k reads from, in ascending rank order, as a [first, last]
-  // range: every rank for a reduction, the one source rank for a copy.
-  template <class Q>
-  PURLIN_HD layout::Source source(int k, int& first, int& last) const {
-    const layout::Source src = Q::source(r_, k, a_.root);
-    first = src.rank == layout::kAllRanks ? 0 : src.rank;
-    last = src.rank == layout::kAllRanks ? n_ - 1 : src.rank;
-    return src;
   }
 
   template <class Q>
@@ -488,7 +415,7 @@ class Engine {
     using Q = std::conditional_t<Ph == 0, F, G>;
     int first = 0;
     int last = 0;
-    const layout::Source src = source<Q>(k, first, last);
+    const layout::Source src = rel_.template source<Q>(k, first, last);
     const layout::Region chunk = plan_.chunking.range(region, c);
     const Share sh = team_share(chunk.size, role.size, role.member);
     const std::uint64_t s = plan_.ring.slot(c);
@@ -549,7 +476,7 @@ class Engine {
     using Q = std::conditional_t<Ph == 0, F, G>;
     int first = 0;
     int last = 0;
-    (void)source<Q>(k, first, last);
+    (void)rel_.template source<Q>(k, first, last);
     const layout::Region chunk = plan_.chunking.range(region, c);
     const Share sh = team_share(chunk.size, role.size, role.member);
     const std::size_t within = chunk.offset - region.offset + sh.begin;  // from partition start
@@ -583,7 +510,7 @@ class Engine {
         std::size_t most = 0;
         for (int kk = k0; kk < width && kk < k0 + kB; ++kk) {
           const int k = Out::kind == layout::LayoutKind::packed ? r_ : kk;
-          if (!Out::holds(r_, k) || (phase == 0 && skip_self_ && k == r_)) continue;
+          if (!Out::holds(r_, k) || (phase == 0 && rel_.skip_self() && k == r_)) continue;
           const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
           if (c >= plan_.chunking.count(region.size)) continue;
           const PacketSource src = source(k);
@@ -613,7 +540,7 @@ class Engine {
       if constexpr (!C::reduces) {
         return poll_copies(role, 0, [&](int k) {
           const layout::Source src = C::one_hop_source(r_, k, a_.root);
-          return PacketSource{src.rank, packet_base(src.partition)};
+          return PacketSource{src.rank, rel_.packet_base(src.partition)};
         });
       }
       const int width = Out::regions(n_);
@@ -631,7 +558,7 @@ class Engine {
         const Share sh = team_share(chunk.size, role.size, role.member);
         const std::size_t within = chunk.offset - region.offset + sh.begin;
         std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-        const std::size_t packet0 = packet_base(src.partition) + within / kPacketPayload;
+        const std::size_t packet0 = rel_.packet_base(src.partition) + within / kPacketPayload;
         const bool ok = reader().template share<C::reduces>(0, first, last, packet0, sh.size, dst);
         if (!be_.sync_and(ok)) {
           return Status::aborted;
@@ -655,11 +582,10 @@ class Engine {
   SignalLayout sig_;
   PacketLayout pk_;
   CounterLayout ctr_;
+  Relations<C, E, Op> rel_;
   Epoch e_ = 0;
   unsigned half_ = 0;
-  bool skip_self_ = false;
-  bool own_partitions_ = false;  // stages_own_partitions(a_)
-  bool zero_copy_ = false;       // publishes_input()
+  bool zero_copy_ = false;  // rel_.publishes_input()
   bool released_ = false;  // this worker saw every peer release the launch's half
   Flag seen_release_ = 0;  // look_released: this lane's peer's release word at launch start
 };
