@@ -26,6 +26,7 @@
 #include "layout/flags.h"
 #include "layout/host_device.h"
 #include "snac/backend.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
 #include "snac/packets.h"
 #include "snac/plan.h"
@@ -61,6 +62,10 @@ class Engine {
     own_partitions_ = stages_own_partitions(a_);
     zero_copy_ = publishes_input();
     release_other_half(w, workers);
+    const FingerprintWatch fw{h_.packets[r_], pk_, half_, layout::packet_flag(e_),
+                              a_.fingerprint, r_};
+    be_.watch(fw);
+    announce(be_, h_, fw, w, workers);
 
     const Role role = plan_.role(w);
     Status s = Status::ok;
@@ -71,6 +76,11 @@ class Engine {
     } else if constexpr (Prog::composed) {
       s = consume<1>(role);
     }
+    if (s == Status::ok && role.group != 0 &&
+        !confirm(be_, fw, producers_of<C>(role.group, plan_.one_hop, r_, n_, a_.root))) {
+      s = Status::aborted;
+    }
+    if (s == Status::aborted && be_.mismatched()) s = Status::mismatch;
 
     // Every slot, including those of workers this launch does not have, advances: the next
     // launch may use more workers and each reads its own slot.
