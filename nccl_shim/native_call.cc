@@ -82,6 +82,8 @@ ncclResult_t launch_result(const char* fn, const launch::Result& r) {
                   snac::to_string(r.status), r.what[0] ? ": " : "", r.what);
     case Status::aborted:
       return fail(ncclSystemError, fn, "the native communicator was aborted%s%s", r.what[0] ? ": " : "", r.what);
+    case Status::mismatch:  // a kernel's verdict, reported asynchronously; not a launch's
+      return fail(ncclSystemError, fn, "%s%s%s", snac::to_string(r.status), r.what[0] ? ": " : "", r.what);
   }
   if (r.cuda != cudaSuccess)
     return fail(ncclUnhandledCudaError, fn, "native kernel launch failed: %s (%s)", cudaGetErrorString(r.cuda),

@@ -25,6 +25,7 @@
 #include "layout/host_device.h"
 #include "layout/layout.h"
 #include "layout/region.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
 #include "snac/plan.h"
 #include "snac/policy.h"
@@ -193,6 +194,12 @@ Result make_args(const Call& call, const snac::Handle& h, const snac::Policy& po
   args.output = call.output;
   args.root = call.root;
   args.op_arg = op_arg<E, Op>(call);
+  // What every rank passes alike: NCCL's count except for V collectives, whose counts differ
+  // per rank by design; the op only where there is one, the root only where it matters.
+  static_assert(snac::kFingerprintCollectives == kCollectives);
+  args.fingerprint = snac::Fingerprint::make(
+      static_cast<int>(call.collective), call.type, C::reduces ? call.op : 0,
+      C::root_role != layout::Root::none ? call.root : 0, C::Input::variable ? 0 : call.count);
 
   if constexpr (C::Input::variable) {
     if (Result r = variable_shapes<C, E>(call, n, scale, tables, args); !r.ok()) return r;

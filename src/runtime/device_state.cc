@@ -30,6 +30,7 @@
 #include "runtime/device_layout.h"
 #include "runtime/launch_trace.h"
 #include "runtime/peer_memory.h"
+#include "snac/fingerprint.h"
 #include "snac/signal_names.h"
 
 namespace purlin::runtime {
@@ -169,8 +170,8 @@ ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
 }
 
 snac::Status to_status(unsigned word) {
-  // too_many_workers is the last enumerator of snac::Status.
-  if (word <= static_cast<unsigned>(snac::Status::too_many_workers)) {
+  // mismatch is the last enumerator of snac::Status.
+  if (word <= static_cast<unsigned>(snac::Status::mismatch)) {
     return static_cast<snac::Status>(word);
   }
   return snac::Status::aborted;  // not a Status a kernel writes: treat the launch as failed
@@ -490,6 +491,17 @@ std::string DeviceState::stall_report() const {
   const volatile snac::StallRecord& r = s.words->stall;
   if (r.filled == 0) return "";
   std::atomic_thread_fence(std::memory_order_acquire);  // the fields were written before `filled`
+  if (r.mismatch != 0) {
+    char own[128];
+    char theirs[128];
+    snac::describe_call(own, sizeof(own), r.own);
+    snac::describe_call(theirs, sizeof(theirs), r.theirs);
+    char text[400];
+    std::snprintf(text, sizeof(text),
+                  "call mismatch (CTA %u, packet flag %llu): this rank called %s, rank %d called %s",
+                  r.worker, static_cast<unsigned long long>(r.want), own, r.peer, theirs);
+    return text;
+  }
   const auto base = reinterpret_cast<std::uintptr_t>(s.peers.bases()[static_cast<std::size_t>(s.rank)]);
   const std::string what = snac::name_polled_word(
       s.handle.signal_layout(), s.handle.packet_layout(), base + s.peer_layout.signals.offset,

@@ -21,6 +21,12 @@
 //                                          which the engine unwinds with Status::aborted
 //   void put_packet(Packet*, payload, flag)          one 16-byte store: data and flag together
 //   bool try_packet(const Packet*, flag, payload&)   one load: whether it carries >= flag
+//   Packet load_packet(const Packet*)                the same load, whole
+//   void watch(const FingerprintWatch&)    the launch's call fingerprints, which every wait
+//                                          that lingers checks (fingerprint.h)
+//   bool mismatch(int peer, uint64 theirs) records that peer's call differs and makes this
+//                                          worker's waits give up; returns false
+//   bool mismatched()                      whether this thread recorded or met a mismatch
 //   bool poll(done, const Flag* word, Flag want)     calls done() until true, with the waits'
 //                                                    way out (word, want: for the report)
 //   const void** source_table()            >= ranks pointers every thread of the worker can read
@@ -39,6 +45,7 @@
 #include <cstdint>
 
 #include "snac/datapath.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
 #include "snac/trace.h"
 
@@ -67,6 +74,10 @@ concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value
   { b.wait_at_least(cword, value) } -> std::same_as<bool>;
   b.put_packet(packet, value, value);
   { b.try_packet(cpacket, value, payload) } -> std::same_as<bool>;
+  { b.load_packet(cpacket) } -> std::same_as<Packet>;
+  b.watch(FingerprintWatch{});
+  { b.mismatch(0, value) } -> std::same_as<bool>;
+  { b.mismatched() } -> std::same_as<bool>;
   { b.poll(DoneProbe{}, cword, value) } -> std::same_as<bool>;
   { b.source_table() } -> std::same_as<const void**>;
   b.copy(dst, src, bytes);

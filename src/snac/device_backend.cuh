@@ -4,9 +4,13 @@
 // process on this GPU; team counters are rank-local, so device scope suffices for them (the
 // last arriver's system-scope release is cumulative over what its acquire observed).
 //
-// Packets: one 16-byte volatile vector store carries payload and flag, and the poller reads
-// both with one 16-byte volatile load (try_packet). This relies on aligned 16-byte accesses not being torn
-// on the way over NVLink, the property NCCL's LL128 protocol relies on for its 8-byte flags.
+// Packets cannot tear: put_packet is one 128-bit store and try_packet one 128-bit load of a
+// .b128 scalar (PTX ISA 8.3+, sm_70+), relaxed and scoped like the flags. A vector access
+// (.v2.u64) would not do: the PTX memory model relates scalar accesses only and models a vector
+// one as its elements accessed in an unspecified order, so a poller could see the new flag
+// beside the old payload. A .b128 access is one scalar access, relaxed makes it morally strong
+// against the peer's, and libcu++ builds cuda::atomic_ref<16-byte>::load/store on exactly these
+// instructions. Relaxed suffices: a packet publishes only its own payload, nothing else.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +19,9 @@
 
 #include "snac/backend.h"
 #include "snac/datapath.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
+#include "snac/plan.h"
 #include "snac/trace.h"
 
 namespace purlin::snac {
@@ -94,7 +100,7 @@ class DeviceBackend {
   }
 
   __device__ bool wait_at_least(const Flag* word, Flag value) const {
-    Waiter w(control_);
+    Waiter w(*this);
     while (load_acquire(word) < value) {
       if (!w.keep_going()) {
         note_stall(word, value, load_acquire(word), w.timed_out());
@@ -104,27 +110,77 @@ class DeviceBackend {
     return true;
   }
 
+  // One 128-bit store (header comment): payload and flag arrive together or not at all.
   __device__ void put_packet(Packet* packet, std::uint64_t payload, Flag flag) const {
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(packet), "l"(payload), "l"(flag)
-                 : "memory");
+    if (control_.gpu_scope != 0) {
+      asm volatile(
+          "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
+          "st.relaxed.gpu.global.b128 [%0], p;\n\t}" ::"l"(packet),
+          "l"(payload), "l"(flag)
+          : "memory");
+    } else {
+      asm volatile(
+          "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
+          "st.relaxed.sys.global.b128 [%0], p;\n\t}" ::"l"(packet),
+          "l"(payload), "l"(flag)
+          : "memory");
+    }
   }
-  // One 16-byte load of a packet: true when it carries `flag` (or a later launch's).
+  // One 128-bit load of a packet: true when it carries `flag` (or a later launch's); the
+  // payload is the one stored with the flag seen.
   __device__ bool try_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
+    const Packet seen = load_packet(packet);
+    payload = seen.payload;
+    return seen.flag >= flag;
+  }
+  __device__ Packet load_packet(const Packet* packet) const {
     std::uint64_t data = 0;
     std::uint64_t seen = 0;
-    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
-                 : "=l"(data), "=l"(seen)
-                 : "l"(packet)
-                 : "memory");
-    payload = data;
-    return seen >= flag;
+    if (control_.gpu_scope != 0) {
+      asm volatile(
+          "{\n\t.reg .b128 p;\n\tld.relaxed.gpu.global.b128 p, [%2];\n\t"
+          "mov.b128 {%0, %1}, p;\n\t}"
+          : "=l"(data), "=l"(seen)
+          : "l"(packet)
+          : "memory");
+    } else {
+      asm volatile(
+          "{\n\t.reg .b128 p;\n\tld.relaxed.sys.global.b128 p, [%2];\n\t"
+          "mov.b128 {%0, %1}, p;\n\t}"
+          : "=l"(data), "=l"(seen)
+          : "l"(packet)
+          : "memory");
+    }
+    return Packet{data, seen};
   }
+
+  // Call fingerprints (fingerprint.h). A mismatch is recorded for the host's report and
+  // written as the launch's status at once: the worker's other threads return `aborted`.
+  __device__ void watch(const FingerprintWatch& w) const { watch_ = w; }
+  __device__ bool mismatch(int peer, std::uint64_t theirs) const {
+    mismatched_ = true;
+    if (control_.status != nullptr) {
+      atomicCAS(control_.status, 0u, static_cast<unsigned>(Status::mismatch));
+    }
+    StallRecord* r = control_.stall;
+    if (r == nullptr || atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+    r->worker = blockIdx.x;
+    r->mismatch = 1;
+    r->peer = peer;
+    r->own = watch_.own;
+    r->theirs = theirs;
+    r->want = watch_.flag;
+    __threadfence_system();
+    atomicExch(&r->filled, 1u);
+    return false;
+  }
+  __device__ bool mismatched() const { return mismatched_; }
 
   // Calls done() until it returns true, with the waits' way out; `word` and `want` name what
   // it waits for in a stall report.
   template <class Done>
   __device__ bool poll(Done&& done, const Flag* word, Flag want) const {
-    Waiter w(control_);
+    Waiter w(*this);
     while (!done()) {
       if (!w.keep_going()) {
         note_stall(word, want, load_acquire(word), w.timed_out());
@@ -191,9 +247,22 @@ class DeviceBackend {
   // call; the likely reason is that every thread of a latency-regime consumer polls packets,
   // and the short sleeps keep that polling from crowding out the producers' stores. Every
   // check also reads the host-mapped abort word across PCIe, from every polling thread.
+  // A peer of the watched launch that runs another call, or -1 (theirs: its fingerprint).
+  __device__ int find_mismatch(std::uint64_t& theirs) const {
+    if (!watch_.active()) return -1;
+    for (int q = 0; q < watch_.pk.ranks; ++q) {
+      const Packet seen = load_packet(watch_.of(q));
+      if (watch_.differs(seen.flag, seen.payload)) {
+        theirs = seen.payload;
+        return q;
+      }
+    }
+    return -1;
+  }
+
   class Waiter {
    public:
-    __device__ explicit Waiter(const DeviceControl& c) : c_(c) {}
+    __device__ explicit Waiter(const DeviceBackend& be) : be_(be), c_(be.control_) {}
     __device__ bool keep_going() {
       if (c_.backoff_every != 0 && --backoff_ == 0) {
         backoff_ = static_cast<std::int64_t>(c_.backoff_every);
@@ -202,6 +271,8 @@ class DeviceBackend {
       if (--countdown_ > 0) return true;
       countdown_ = static_cast<std::int64_t>(c_.check_every);
       if (c_.abort != nullptr && *c_.abort != 0) return false;
+      std::uint64_t theirs = 0;
+      if (const int peer = be_.find_mismatch(theirs); peer >= 0) return be_.mismatch(peer, theirs);
       const std::uint64_t now = globaltimer();
       if (start_ == 0) start_ = now;
       if (c_.timeout_ns != 0 && now - start_ > c_.timeout_ns) {
@@ -214,6 +285,7 @@ class DeviceBackend {
     __device__ bool timed_out() const { return timed_out_; }
 
    private:
+    const DeviceBackend& be_;
     const DeviceControl& c_;
     std::int64_t countdown_ = c_.check_every;
     std::int64_t backoff_ = c_.backoff_every;
@@ -224,6 +296,8 @@ class DeviceBackend {
   void* workspace_;
   const void** table_;
   const DeviceControl& control_;
+  mutable FingerprintWatch watch_{};
+  mutable bool mismatched_ = false;
 };
 
 }  // namespace purlin::snac

@@ -25,6 +25,7 @@
 #include "layout/flags.h"
 #include "layout/host_device.h"
 #include "snac/backend.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
 #include "snac/packets.h"
 #include "snac/plan.h"
@@ -63,6 +64,7 @@ class Engine {
     look_released();
     release_other_half(w, workers);
     be_.mark(TracePoint::released, e_, 0);
+    const CallCheck<B> check(be_, h_, half_, layout::packet_flag(e_), a_.fingerprint, w, workers);
 
     const Role role = plan_.role(w);
     be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
@@ -74,6 +76,7 @@ class Engine {
     } else if constexpr (Prog::composed) {
       s = consume<1>(role);
     }
+    s = check.finish(s, producers_of<C>(role.group, plan_.one_hop, r_, n_, a_.root));
     be_.mark(TracePoint::done, e_, 0);
 
     // Every slot, including those of workers this launch does not have, advances: the next
@@ -201,15 +204,14 @@ class Engine {
   // ---- Stage ------------------------------------------------------------------------------
 
   PURLIN_HD Status stage(const Role& role) {
-    using In = typename F::Input;
     if (!F::is_producer(r_, a_.root) || rel_.own_partitions()) return Status::ok;
-    const int width = In::regions(n_);
+    const int width = F::Input::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     if (zero_copy_) return publish_input(role, width, items);
     if (plan_.regime == Regime::latency) return push_items(role, width, items);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
-      const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+      const int k = rel_.staged_partition(i, width);
       const Status s = stage_item(role, k, c);
       if (s != Status::ok) return s;
     }
@@ -221,7 +223,6 @@ class Engine {
   // one barrier and one wait after another per item. The team keeps the items a copying stager
   // would have (i = team mod teams), which await_input_read walks again.
   PURLIN_HD Status publish_input(const Role& role, int width, std::uint64_t items) {
-    using In = typename F::Input;
     if (!be_.sync_and(wait_released())) return Status::aborted;
     bool ok = true;
     if (role.member == 0) {
@@ -230,7 +231,7 @@ class Engine {
       for (std::uint64_t i = role.team + teams * static_cast<std::uint64_t>(be_.lane());
            i < items && ok; i += step) {
         const std::uint64_t c = i / width;
-        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        const int k = rel_.staged_partition(i, width);
         if (c >= plan_.chunking.count(rel_.input_region(k).size) || !rel_.has_readers(0, k)) continue;
         ok = c < plan_.ring.slots || drained(0, k, c);
         if (ok) publish(0, k, c);
@@ -244,13 +245,12 @@ class Engine {
   // rank's input that this team published. Acks on one slot grow with the ordinal and chunks
   // on a slot were published one after another's ack, so the last chunk of each slot tells.
   PURLIN_HD Status await_input_read(const Role& role, int width) {
-    using In = typename F::Input;
     bool ok = true;
     if (be_.leader() && role.member == 0) {
       const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
       for (std::uint64_t i = role.team; i < items && ok; i += role.teams) {
         const std::uint64_t c = i / width;
-        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        const int k = rel_.staged_partition(i, width);
         const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
         if (c >= count || c + plan_.ring.slots < count) continue;
         const std::uint64_t s = plan_.ring.slot(c);
@@ -309,12 +309,11 @@ class Engine {
   // Latency: the team's items (chunk c of input partition k, i = team mod teams) pushed as
   // one stream, which waits for the half's release once.
   PURLIN_HD Status push_items(const Role& role, int width, std::uint64_t items) {
-    using In = typename F::Input;
     std::uint64_t i = role.team;
     return push_stream_of(0, [&](PushItem& it) {
       for (; i < items; i += role.teams) {
         const std::uint64_t c = i / width;
-        const int k = In::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+        const int k = rel_.staged_partition(i, width);
         const layout::Region part = rel_.input_region(k);
         if (c >= plan_.chunking.count(part.size)) continue;
         const layout::Region chunk = plan_.chunking.range(part, c);

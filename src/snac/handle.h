@@ -82,7 +82,12 @@ struct PacketLayout {
                                         std::size_t packet) const {
     return ((static_cast<std::size_t>(phase) * 2 + half) * ranks + producer) * capacity + packet;
   }
-  PURLIN_HD constexpr std::size_t packets() const { return index(kMaxPhases, 0, 0, 0); }
+  // After the data packets: one fingerprint packet per (half, producer) (fingerprint.h). Kept
+  // even without a latency regime (capacity 0): every launch checks its call against its peers'.
+  PURLIN_HD constexpr std::size_t fingerprint(unsigned half, int producer) const {
+    return index(kMaxPhases, 0, 0, 0) + static_cast<std::size_t>(half) * ranks + producer;
+  }
+  PURLIN_HD constexpr std::size_t packets() const { return fingerprint(2, 0); }
   // Largest partition (bytes) one producer can push to one consumer.
   PURLIN_HD constexpr std::size_t max_bytes() const { return capacity * kPacketPayload; }
   // Latency scratch: one unpack area per producer plus the intermediate of a composition.
@@ -152,6 +157,11 @@ struct StallRecord {
   unsigned workers = 0;    // CTAs of the launch
   unsigned started = 0;    // of which had started
   std::uint64_t missing = 0;  // bit w: CTA w (w < 64) had not started
+  // A call mismatch (fingerprint.h) instead of a stall: peer's call differs from this rank's.
+  unsigned mismatch = 0;
+  int peer = -1;
+  std::uint64_t own = 0;     // this rank's fingerprint
+  std::uint64_t theirs = 0;  // the peer's
 };
 
 // What the runtime gives a launch besides the handle: a way out and a place for the verdict.

@@ -21,6 +21,32 @@ std::string HostControl::report() const {
   return report_;
 }
 
+int HostBackend::find_mismatch(std::uint64_t& theirs) const {
+  if (!watch_.active()) return -1;
+  for (int q = 0; q < watch_.pk.ranks; ++q) {
+    const Packet seen = load_packet(watch_.of(q));
+    if (watch_.differs(seen.flag, seen.payload)) {
+      theirs = seen.payload;
+      return q;
+    }
+  }
+  return -1;
+}
+
+bool HostBackend::mismatch(int peer, std::uint64_t theirs) const {
+  mismatched_ = true;
+  char mine[128];
+  char other[128];
+  describe_call(mine, sizeof(mine), watch_.own);
+  describe_call(other, sizeof(other), theirs);
+  std::ostringstream why;
+  why << "SNAC call mismatch at packet flag " << watch_.flag << ": rank " << handle_->rank
+      << " (worker " << worker_ << ") called " << mine << ", rank " << peer << " called "
+      << other;
+  control_->abort(why.str());
+  return false;
+}
+
 bool HostBackend::Pacer::keep_going() {
   constexpr int kSpins = 64;
   constexpr int kNapMicros = 20;
@@ -28,6 +54,8 @@ bool HostBackend::Pacer::keep_going() {
   spins_ = 0;
   const std::uint64_t round = round_++;
   if (be_.control_->aborted()) return false;
+  std::uint64_t theirs = 0;
+  if (const int peer = be_.find_mismatch(theirs); peer >= 0) return be_.mismatch(peer, theirs);
   if (round == 0) {
     deadline_ = std::chrono::steady_clock::now() + be_.control_->timeout();
   } else if (round % 256 == 0 && std::chrono::steady_clock::now() > deadline_) {

@@ -20,6 +20,7 @@
 #include "atom/host_atom.h"
 #include "snac/backend.h"
 #include "snac/datapath.h"
+#include "snac/fingerprint.h"
 #include "snac/handle.h"
 
 namespace purlin::snac {
@@ -79,18 +80,29 @@ class HostBackend {
     return poll([&] { return load_acquire(word) >= value; }, word, value);
   }
 
-  // The payload is a plain store published by the release of the flag: the host has no
-  // single-copy-atomic 16-byte store, and needs none, since a reader only touches the payload
-  // after acquiring a flag that was stored after it.
+  // The device's packet contract (device_backend.cuh): one 16-byte atomic access each way, so
+  // payload and flag never tear. Release/acquire stands for the one order a GPU gives a
+  // packet beyond itself: its payload's value comes from the stager's loads, so those loads
+  // were performed before the store could be, and a consumer that saw the packet may then
+  // overwrite what they read (an in-place call's output over its input). The engine relies on
+  // nothing else a packet could publish. (libatomic: x86-64 has no plain 16-byte atomic store.)
   void put_packet(Packet* packet, std::uint64_t payload, Flag flag) const {
-    packet->payload = payload;
-    store_release(&packet->flag, flag);
+    std::atomic_ref<Packet>(*packet).store(Packet{payload, flag}, std::memory_order_release);
+  }
+  Packet load_packet(const Packet* packet) const {
+    return std::atomic_ref<Packet>(*const_cast<Packet*>(packet)).load(std::memory_order_acquire);
   }
   bool try_packet(const Packet* packet, Flag flag, std::uint64_t& payload) const {
-    if (load_acquire(&packet->flag) < flag) return false;
-    payload = packet->payload;
-    return true;
+    const Packet seen = load_packet(packet);
+    payload = seen.payload;
+    return seen.flag >= flag;
   }
+
+  // Call fingerprints (fingerprint.h). A mismatch aborts the world, so every other wait of
+  // every rank ends too, with a report naming both calls.
+  void watch(const FingerprintWatch& w) const { watch_ = w; }
+  bool mismatch(int peer, std::uint64_t theirs) const;
+  bool mismatched() const { return mismatched_; }
 
   // Calls done() until it returns true, pacing like wait_at_least; `word` and `want` name the
   // wait in a timeout report.
@@ -134,10 +146,15 @@ class HostBackend {
     std::chrono::steady_clock::time_point deadline_{};
   };
 
+  // A peer of the watched launch that runs another call, or -1.
+  int find_mismatch(std::uint64_t& theirs) const;
+
   HostControl* control_;
   const Handle* handle_;  // this rank's: its timeout report names the word it waited for
   int worker_;
   mutable std::vector<const void*> table_;
+  mutable FingerprintWatch watch_{};
+  mutable bool mismatched_ = false;
 };
 
 static_assert(Backend<HostBackend>);

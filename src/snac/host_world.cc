@@ -122,7 +122,8 @@ void HostWorld::work(int rank, int worker) {
       const Status s = control_.aborted() ? Status::aborted : (*launch)(rank, call, be);
       if (s != Status::ok) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (first_failure_ == Status::ok) first_failure_ = s;
+        // A named failure outranks the aborts it caused in other workers.
+        if (first_failure_ == Status::ok || first_failure_ == Status::aborted) first_failure_ = s;
         // A worker that fails outside a wait (a bad plan) must still release the others.
         if (s != Status::aborted) control_.abort(std::string("launch failed: ") + to_string(s));
       }

@@ -26,6 +26,7 @@ enum class Status : std::uint8_t {
   bad_policy,         // empty role group, group not a multiple of the team
   staging_too_small,  // not even one element per partition fits a staging half
   too_many_workers,   // more workers than the communicator has epoch slots
+  mismatch,           // a peer called a different collective, count, type, op or root
 };
 
 PURLIN_HD constexpr const char* to_string(Status s) {
@@ -42,6 +43,8 @@ PURLIN_HD constexpr const char* to_string(Status s) {
       return "staging too small";
     case Status::too_many_workers:
       return "too many workers";
+    case Status::mismatch:
+      return "call mismatch between ranks";
   }
   return "unknown";
 }
@@ -63,6 +66,8 @@ struct Args {
   // Largest partition over all ranks, in elements, when a rank's shapes do not show it
   // (AllToAllV: the maximum of the full count matrix). 0: the shapes show it.
   std::size_t agreed_max_elems = 0;
+  // What every rank of the call agrees on (fingerprint.h: Fingerprint::make); 0: unchecked.
+  std::uint64_t fingerprint = 0;
 };
 
 // Facts of a declaration that SNAC's staging geometry needs, derived from the layout traits.

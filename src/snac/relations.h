@@ -74,6 +74,12 @@ class Relations {
     }
   }
 
+  // The input partition of a stager's item i (chunk ordinal i / width): a packed input has
+  // one partition, this rank's.
+  PURLIN_HD int staged_partition(std::uint64_t i, int width) const {
+    return F::Input::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+  }
+
   // Byte region of input partition k on this rank.
   PURLIN_HD layout::Region input_region(int k) const {
     return F::Input::region(a_.in_shape, r_, k).in_bytes(es);

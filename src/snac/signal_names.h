@@ -42,6 +42,12 @@ inline std::string name_signal(const SignalLayout& l, std::size_t index) {
 
 // The packet at `index` of a rank's packet buffer, e.g. "packet 17 from rank 2 (phase 1, half 0)".
 inline std::string name_packet(const PacketLayout& l, std::size_t index) {
+  if (index >= l.fingerprint(0, 0) && index < l.packets()) {
+    const std::size_t t = index - l.fingerprint(0, 0);
+    const auto ranks = static_cast<std::size_t>(l.ranks);
+    return "call fingerprint from rank " + std::to_string(t % ranks) + " (half " +
+           std::to_string(t / ranks) + ")";
+  }
   if (l.capacity == 0 || index >= l.packets()) {
     return "packet " + std::to_string(index) + " past the " + std::to_string(l.packets()) +
            " packets";
@@ -62,7 +68,7 @@ inline std::string name_polled_word(const SignalLayout& sl, const PacketLayout& 
   if (word >= signals && word < signals + sl.words() * sizeof(Flag)) {
     return name_signal(sl, (word - signals) / sizeof(Flag));
   }
-  if (pl.capacity != 0 && word >= packets && word < packets + pl.packets() * sizeof(Packet)) {
+  if (word >= packets && word < packets + pl.packets() * sizeof(Packet)) {
     return name_packet(pl, (word - packets) / sizeof(Packet));
   }
   return "word at " + std::to_string(word) + ", outside the rank's signals and packets";
