@@ -227,6 +227,16 @@ ncclResult_t Bootstrap::await_farewells(std::chrono::milliseconds bound) {
   return no_throw(rank_, "await_farewells", [&] { return mesh_->await_farewells(net::Clock::now() + bound); });
 }
 
+bool Bootstrap::all_departed() {
+  std::lock_guard lock(mu_);
+  try {
+    return mesh_->all_departed();
+  } catch (const std::exception& e) {
+    PURLIN_WARN("bootstrap rank %d: checking for farewells failed: %s", rank_, e.what());
+    return false;
+  }
+}
+
 ncclResult_t Bootstrap::send(int peer, int tag, const void* data, size_t bytes) {
   std::lock_guard lock(mu_);
   mesh_->forget_blame();

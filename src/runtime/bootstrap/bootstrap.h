@@ -74,6 +74,8 @@ class Bootstrap {
   // need not say farewell at the same time, nor in the same order as their other calls.
   void farewell(std::chrono::milliseconds bound);
   ncclResult_t await_farewells(std::chrono::milliseconds bound);
+  // Whether every peer has said farewell or ended by now. Does not wait.
+  bool all_departed();
   // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).
   void abort();
   // After a call failed with ncclRemoteError: the rank to blame (one that went away, timed out

@@ -202,12 +202,24 @@ int Mesh::lost_peer() {
   return -1;
 }
 
+std::string Mesh::not_departed() const {
+  std::string missing;
+  for (int p = 0; p < size(); ++p) {
+    if (p != rank_ && !peer_farewell_[p] && !peer_closed_[p]) missing.append(" ").append(std::to_string(p));
+  }
+  return missing;
+}
+
+bool Mesh::all_departed() {
+  if (not_departed().empty()) return true;
+  if (abort_.raised()) return false;
+  (void)progress(-1, 0, net::Clock::now(), nullptr);
+  return not_departed().empty();
+}
+
 ncclResult_t Mesh::await_farewells(net::Deadline deadline) {
   for (;;) {
-    std::string missing;
-    for (int p = 0; p < size(); ++p) {
-      if (p != rank_ && !peer_farewell_[p] && !peer_closed_[p]) missing.append(" ").append(std::to_string(p));
-    }
+    const std::string missing = not_departed();
     if (missing.empty()) return ncclSuccess;
     const Wait w = progress(-1, 0, deadline, nullptr);
     if (w == Wait::kAborted) return ncclRemoteError;

@@ -84,6 +84,8 @@ class Mesh {
   // process that died reads nothing either). ncclRemoteError at the deadline, with a WARN
   // naming the peers still missing, or when aborted.
   ncclResult_t await_farewells(net::Deadline deadline);
+  // Whether every peer has said farewell or ended, after taking in what has arrived. Does not wait.
+  bool all_departed();
   // "rank 3 (10.0.0.7:41234)", for logs.
   std::string describe(int peer) const;
   void abort();
@@ -141,6 +143,8 @@ class Mesh {
   void stranger_warn(const Inbound& in, const std::string& why);
   ncclResult_t wait_failure(Wait w, const char* op, int peer, int tag);
   ncclResult_t blame(int peer, ncclResult_t r);
+  // " 2 5": the peers that have neither said farewell nor ended.
+  std::string not_departed() const;
 
   const int rank_;
   const std::vector<PeerAddress> peers_;
