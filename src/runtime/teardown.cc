@@ -24,9 +24,11 @@ constexpr milliseconds kFarewellBound{200};
 struct Pending {
   std::unique_ptr<RetiringState> state;
   std::shared_ptr<Bootstrap> bootstrap;
+  bool release_private = false;  // not done by the caller yet
 };
 
 void free_when_peers_left(Pending& p) {
+  if (p.release_private) p.state->release_private();
   const milliseconds bound{std::chrono::seconds(bootstrap_timeout_s())};
   if (p.bootstrap->await_farewells(bound) != ncclSuccess) {
     PURLIN_WARN("bootstrap rank %d: a peer has neither left nor died within %lld s "
@@ -51,15 +53,20 @@ void retire(std::unique_ptr<RetiringState> state, std::shared_ptr<Bootstrap> boo
     state->leak();
     return;
   }
-  state->release_private();
   bootstrap->farewell(kFarewellBound);
-  if (bootstrap->all_departed()) return;  // `state` frees the block on its way out
+  // An abort leaves even the frees to the background: cudaFree may wait for other work of this
+  // process's context on the GPU, and ncclCommAbort must not.
+  if (how == Ending::kDestroy) {
+    state->release_private();
+    if (bootstrap->all_departed()) return;  // `state` frees the block on its way out
+  }
   const int rank = bootstrap->rank();
   std::shared_ptr<Pending> pending;
   try {
     pending = std::make_shared<Pending>();
     pending->state = std::move(state);
     pending->bootstrap = std::move(bootstrap);
+    pending->release_private = how == Ending::kAbort;
     std::thread([pending] { free_when_peers_left(*pending); }).detach();
   } catch (const std::exception& e) {
     PURLIN_WARN("rank %d: cannot start the thread that frees the SNAC memory once every peer has left (%s): "

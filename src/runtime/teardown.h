@@ -3,8 +3,10 @@
 //   1. wait for this rank's own launches: the events of the streams it launched on, never the
 //      whole device (runtime/launch_events.h); an abort sets the abort word first, so that
 //      waiting kernels give up, and waits a bounded time
-//   2. unmap the peers' blocks and free the rank-private memory: only this rank used them
-//   3. say farewell to every peer (bootstrap): this rank reads no peer's memory any more
+//   2. say farewell to every peer (bootstrap): this rank reads no peer's memory any more
+//   3. unmap the peers' blocks and free the rank-private memory: only this rank used them
+//      (an abort does this and the rest on a background thread, since cudaFree may wait for
+//      other work of the process on the GPU)
 //   4. free the peer-visible block once every peer has said farewell or its process has died;
 //      at once when all have, else on a background thread, so that ranks of one process that
 //      are destroyed one after another from one thread (ncclCommInitAll) do not wait for each
