@@ -15,12 +15,15 @@ namespace {
 // the whole reaction well inside that. A check is one non-blocking poll of a few sockets.
 constexpr std::chrono::milliseconds kPeriod{100};
 
+// The state moves before the abort word is set: the kernels' "aborted" status must not reach
+// ncclCommGetAsyncError first, or it would report that (ncclSystemError) instead of the peer.
 void on_peer_lost(ncclComm* c, int lost) {
   c->lost_rank.store(lost, std::memory_order_release);
-  if (c->native != nullptr) c->native->abort();
   ncclResult_t expected = ncclSuccess;
-  if (!c->state.compare_exchange_strong(expected, ncclRemoteError, std::memory_order_acq_rel)) return;
-  fail(ncclRemoteError, "ncclCommGetAsyncError", "%s", describe_lost(c, lost).c_str());
+  if (c->state.compare_exchange_strong(expected, ncclRemoteError, std::memory_order_acq_rel)) {
+    fail(ncclRemoteError, "ncclCommGetAsyncError", "%s", describe_lost(c, lost).c_str());
+  }
+  if (c->native != nullptr) c->native->abort();
 }
 
 void watch(ncclComm* c) {
