@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "errors.h"
 #include "threads.h"
@@ -52,17 +54,23 @@ std::string describe_lost(const ncclComm* c, int lost) {
   return text;
 }
 
+// Both under watch_mu: an abort of a communicator still initializing on another thread may
+// stop the watcher before, or while, init starts it.
 void start_peer_watch(ncclComm* c) {
+  std::lock_guard lock(c->watch_mu);
+  if (c->watch_stop) return;
   (void)start_thread("ncclCommInitRank", &c->watch_thread, [c] { watch(c); }, [](ncclResult_t) noexcept {});
 }
 
 void stop_peer_watch(ncclComm* c) {
+  std::thread watcher;
   {
     std::lock_guard lock(c->watch_mu);
     c->watch_stop = true;
+    watcher = std::move(c->watch_thread);
   }
   c->watch_cv.notify_all();
-  if (c->watch_thread.joinable()) c->watch_thread.join();
+  if (watcher.joinable()) watcher.join();
 }
 
 }  // namespace purlin::shim
