@@ -53,7 +53,15 @@ void retire(std::unique_ptr<RetiringState> state, std::shared_ptr<Bootstrap> boo
     state->leak();
     return;
   }
-  bootstrap->farewell(kFarewellBound);
+  if (!bootstrap->farewell(kFarewellBound)) {
+    // Another thread is inside a bootstrap call of this communicator (a split of it, say).
+    // Without a farewell the peers keep their memory, so this rank keeps its own too.
+    PURLIN_WARN("rank %d: the bootstrap stayed busy in another thread's call for %lld ms: no farewell was "
+                "said, and this communicator's SNAC memory stays allocated",
+                bootstrap->rank(), static_cast<long long>(kFarewellBound.count()));
+    state->leak();
+    return;
+  }
   // An abort leaves even the frees to the background: cudaFree may wait for other work of this
   // process's context on the GPU, and ncclCommAbort must not.
   if (how == Ending::kDestroy) {

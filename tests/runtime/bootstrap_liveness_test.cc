@@ -70,14 +70,14 @@ TEST_F(BootstrapLiveness, RankGoneWithoutFarewellIsNamedPromptly) {
 
 TEST_F(BootstrapLiveness, RankThatSaidFarewellIsNotLost) {
   auto group = make_group(3);
-  group[2]->farewell(milliseconds(1000));
+  EXPECT_TRUE(group[2]->farewell(milliseconds(1000)));
   group[2].reset();
   EXPECT_EQ(poll_lost(*group[0], milliseconds(200)), -1);
   EXPECT_EQ(poll_lost(*group[1], milliseconds(200)), -1);
   // Ranks leave one after another from one thread (ncclCommDestroy of ncclCommInitAll's
   // communicators): nobody waits for a rank that has not left yet.
-  group[0]->farewell(milliseconds(1000));
-  group[1]->farewell(milliseconds(1000));
+  EXPECT_TRUE(group[0]->farewell(milliseconds(1000)));
+  EXPECT_TRUE(group[1]->farewell(milliseconds(1000)));
   EXPECT_EQ(group[0]->await_farewells(milliseconds(5000)), ncclSuccess);
   EXPECT_EQ(group[1]->await_farewells(milliseconds(5000)), ncclSuccess);
 }
@@ -117,6 +117,10 @@ TEST_F(BootstrapLiveness, WatcherDoesNotWaitForABusyOwner) {
   const auto start = Clock::now();
   EXPECT_EQ(group[0]->lost_peer(), -1);
   EXPECT_LT(Clock::now() - start, milliseconds(50));
+  // Nor does leaving wait past its bound for the owner's call: it says nothing instead.
+  const auto leave = Clock::now();
+  EXPECT_FALSE(group[0]->farewell(milliseconds(100)));
+  EXPECT_LT(Clock::now() - leave, milliseconds(500));
   group[1].reset();
   t.join();
   EXPECT_EQ(owner, ncclRemoteError);

@@ -141,6 +141,26 @@ TEST_F(Teardown, LaunchesThatDoNotEndKeepEverythingAndSayNoFarewell) {
   EXPECT_EQ(group[1]->await_farewells(milliseconds(300)), ncclRemoteError);
 }
 
+// ncclCommAbort from a watchdog thread while the application's thread waits in a bootstrap call
+// of the same communicator: the abort does not wait for that call, and says no farewell.
+TEST_F(Teardown, AbortWhileAnotherThreadHoldsTheBootstrapIsPrompt) {
+  auto group = make_group(2);
+  std::thread owner([&] {
+    int x = 0;
+    (void)group[0]->recv(1, 7, &x, sizeof(x));  // until rank 1 goes
+  });
+  std::this_thread::sleep_for(milliseconds(100));
+  auto record = std::make_shared<Record>();
+  const auto start = Clock::now();
+  retire(std::make_unique<FakeState>(record, true), group[0], Ending::kAbort);
+  EXPECT_LT(Clock::now() - start, milliseconds(1000));
+  EXPECT_TRUE(record->destroyed);
+  EXPECT_FALSE(record->freed);
+  EXPECT_EQ(record->list(), (std::vector<std::string>{"abort", "quiesce bounded", "leak"}));
+  group[1].reset();
+  owner.join();
+}
+
 TEST_F(Teardown, APeerThatNeverLeavesKeepsTheBlockAllocated) {
   ::setenv("PURLIN_BOOTSTRAP_TIMEOUT", "1", 1);
   auto group = make_group(2);

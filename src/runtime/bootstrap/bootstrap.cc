@@ -214,12 +214,15 @@ int Bootstrap::lost_peer() {
   }
 }
 
-void Bootstrap::farewell(std::chrono::milliseconds bound) {
-  std::lock_guard lock(mu_);
+bool Bootstrap::farewell(std::chrono::milliseconds bound) {
+  const net::Deadline deadline = net::Clock::now() + bound;
+  std::unique_lock lock(mu_, deadline);
+  if (!lock.owns_lock()) return false;
   no_throw(rank_, "farewell", [&] {
-    mesh_->farewell(net::Clock::now() + bound);
+    mesh_->farewell(deadline);
     return ncclSuccess;
   });
+  return true;
 }
 
 ncclResult_t Bootstrap::await_farewells(std::chrono::milliseconds bound) {

@@ -69,10 +69,11 @@ class Bootstrap {
   // wait.
   int lost_peer();
   // Leaving the group: farewell() tells every peer that this rank is done (it reads no peer's
-  // memory any more), within `bound`; await_farewells() waits up to `bound` until every peer
+  // memory any more), within `bound`; false when another thread's call held the bootstrap for
+  // all of it, and nothing was said. await_farewells() waits up to `bound` until every peer
   // has said farewell or ended (ncclRemoteError naming the missing ones otherwise). Ranks
   // need not say farewell at the same time, nor in the same order as their other calls.
-  void farewell(std::chrono::milliseconds bound);
+  bool farewell(std::chrono::milliseconds bound);
   ncclResult_t await_farewells(std::chrono::milliseconds bound);
   // Whether every peer has said farewell or ended by now. Does not wait.
   bool all_departed();
@@ -94,7 +95,7 @@ class Bootstrap {
 
   int rank_;
   int nranks_;
-  std::mutex mu_;  // serializes the calls (not abort)
+  std::timed_mutex mu_;  // serializes the calls (not abort)
   std::unique_ptr<Mesh> mesh_;
   uint32_t next_collective_ = 0;  // the tag of the next collective; equal on every rank
 };
