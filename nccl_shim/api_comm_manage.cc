@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "checks.h"
 #include "comm.h"
@@ -12,8 +13,10 @@
 #include "export.h"
 #include "forward.h"
 #include "nccl_api.h"
+#include "peer_watch.h"
 #include "real_nccl.h"
 #include "registration.h"
+#include "runtime/teardown.h"
 #include "snac/plan.h"
 
 namespace {
@@ -22,20 +25,32 @@ using namespace purlin::shim;  // NOLINT: this file is the shim's own C ABI surf
 
 ncclComm_t real_of(const ncclComm* c) { return c->real.load(std::memory_order_acquire); }
 
+// The native state goes through runtime::retire: it waits for this communicator's own
+// launches (bounded on abort, which sets the abort word first) and frees the peer-visible
+// memory only once every peer has left or died. The watcher stops first: from here on, peers
+// may end their connections in order.
+void retire_native(ncclComm* c, bool abort) {
+  stop_peer_watch(c);
+  if (c->native == nullptr) return;
+  purlin::runtime::retire(std::move(c->native), c->core->share_bootstrap(),
+                          abort ? purlin::runtime::Ending::kAbort : purlin::runtime::Ending::kDestroy);
+}
+
 // Ends a communicator: the real one first (it may still reference Purlin's buffers),
-// then Purlin's own state. An abort first makes every device wait of the native kernels
-// give up, so that the device state's destructor (which synchronizes the GPU) returns.
+// then Purlin's own state. An abort of a communicator without native state interrupts its
+// bootstrap, where an unfinished init may wait; a native one's bootstrap is idle by now and
+// still carries the farewells.
 ncclResult_t teardown(ncclComm* c, bool abort) {
   ncclResult_t res = ncclSuccess;
   if (abort && c->native) c->native->abort();
-  if (abort && c->core) c->core->abort();
+  if (abort && c->core && !c->native) c->core->abort();
   if (ncclComm_t rc = real_of(c); rc != nullptr) {
     const RealNccl* rn = real_nccl();
     res = abort ? rn->CommAbort(rc) : rn->CommDestroy(rc);
     // Only now: the real NCCL calls its own API on rc while tearing it down.
     real_handle_remove(rc);
   }
-  c->native.reset();
+  retire_native(c, abort);
   free_registrations(c);
   live_remove(c);
   delete_comm(c);
@@ -122,11 +137,10 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm) {
   const char* fn = "ncclCommFinalize";
   return guarded(fn, [&] {
     if (ncclResult_t r = check_ready(fn, comm); r != ncclSuccess) return r;
-    // Purlin's kernels complete on the application's streams; freeing the native state
-    // waits for them (its destructor synchronizes the GPU). Only the real NCCL may still
-    // hold operations to flush.
+    // Purlin's kernels complete on the application's streams; retiring the native state
+    // waits for them. Only the real NCCL may still hold operations to flush.
     comm->finalized.store(true, std::memory_order_release);
-    comm->native.reset();
+    retire_native(comm, false);
     if (ncclComm_t rc = real_of(comm); rc != nullptr) return real_nccl()->CommFinalize(rc);
     return ncclSuccess;
   });
@@ -173,6 +187,9 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
     if (ncclResult_t r = check_live(fn, comm); r != ncclSuccess) return r;
     if (ncclResult_t r = check_ptr(fn, "asyncError", asyncError); r != ncclSuccess) return r;
     *asyncError = comm->state.load(std::memory_order_acquire);
+    // The watcher's thread reported the loss; this thread's ncclGetLastError names it too.
+    if (const int lost = comm->lost_rank.load(std::memory_order_acquire); lost >= 0 && *asyncError == ncclRemoteError)
+      record_error(fn, describe_lost(comm, lost).c_str());
     // Only a finished init has published `native` (state is stored after it, with release).
     if (*asyncError == ncclSuccess && comm->native != nullptr) {
       native_async_error(comm);

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "errors.h"
+#include "peer_watch.h"
 
 namespace purlin::shim {
 namespace {
@@ -80,6 +81,7 @@ ncclResult_t check_ready(const char* fn, const ncclComm* c) {
 
 void delete_comm(ncclComm* c) {
   if (c->init_thread.joinable()) c->init_thread.join();
+  stop_peer_watch(c);  // started by the init just joined
   delete c;
 }
 

@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,14 @@ struct ncclComm {
   // Declared after `core` so that it is destroyed first. Null on forwarded communicators
   // and after ncclCommFinalize, which frees it.
   std::unique_ptr<purlin::runtime::DeviceState> native;
+
+  // Native communicators: the thread that notices a peer process dying (peer_watch.h), and
+  // the rank it found, or -1.
+  std::thread watch_thread;
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  bool watch_stop = false;  // under watch_mu
+  std::atomic<int> lost_rank{-1};
 
   std::atomic<bool> revoked{false};
   std::atomic<bool> finalized{false};  // ncclCommFinalize ran: no more communication calls
@@ -82,7 +91,7 @@ void real_handle_remove(ncclComm_t real);
 // nullptr otherwise.
 ncclComm_t passthrough(const void* comm);
 
-// Joins a pending init and frees the communicator (after live_remove).
+// Joins a pending init and the peer watcher, and frees the communicator (after live_remove).
 void delete_comm(ncclComm* c);
 
 }  // namespace purlin::shim

@@ -14,6 +14,7 @@
 #include "comm_config.h"
 #include "device_scope.h"
 #include "errors.h"
+#include "peer_watch.h"
 #include "launch/bridge.h"
 #include "real_nccl.h"
 #include "router.h"
@@ -132,7 +133,9 @@ namespace {
 ncclResult_t create_native(ncclComm* c) {
   runtime::DeviceStateConfig config = runtime::DeviceStateConfig::from_env();
   config.ctas = native_cta_bounds(c->config);
-  ncclResult_t res = runtime::DeviceState::create(*c->core, config, &c->native);
+  // Each rank then holds a connection from every peer, which the peer watcher observes.
+  ncclResult_t res = c->core->bootstrap().connect_all();
+  if (res == ncclSuccess) res = runtime::DeviceState::create(*c->core, config, &c->native);
   if (res == ncclSuccess) {
     // Before any kernel of this communicator runs (launch::load_kernels says why).
     DeviceScope device(c->cuda_device);
@@ -148,6 +151,7 @@ ncclResult_t create_native(ncclComm* c) {
                 "rank forwards everything to NCCL instead",
                 c->rank, c->nranks, static_cast<int>(res));
   }
+  start_peer_watch(c);
   return ncclSuccess;
 }
 

@@ -21,6 +21,10 @@ ncclResult_t fail(ncclResult_t code, const char* fn, const char* fmt, ...) {
   return code;
 }
 
+void record_error(const char* fn, const char* text) {
+  std::snprintf(t_last_error, sizeof(t_last_error), "%s: %s", fn, text);
+}
+
 const char* last_error() { return t_last_error; }
 
 }  // namespace purlin::shim

@@ -14,6 +14,9 @@ namespace purlin::shim {
 ncclResult_t fail(ncclResult_t code, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+// Records "fn: text" as this thread's last failure without a WARN: for a failure that another
+// thread found and reported, which this thread's caller now meets (ncclGetLastError).
+void record_error(const char* fn, const char* text);
 // The last failure text recorded on this thread ("" when none).
 const char* last_error();
 

@@ -65,7 +65,7 @@ ncclResult_t prepare_native(Descriptor* d) {
 }
 
 ncclResult_t issue_native(const Descriptor& d) {
-  const runtime::DeviceState* state = d.comm->native.get();
+  runtime::DeviceState* state = d.comm->native.get();
   if (state == nullptr)  // finalized between the call and the end of its group
     return fail(ncclInvalidUsage, op_kind_name(d.kind), "comm %p has no native state (finalized?)",
                 static_cast<const void*>(d.comm));
@@ -77,7 +77,12 @@ ncclResult_t issue_native(const Descriptor& d) {
     if (ncclResult_t r = apply_coll_config(fn.c_str(), *d.coll, d.stream); r != ncclSuccess) return r;
   }
   const launch::Call call = to_call(d);
-  return launch_result(op_kind_name(d.kind), launch::launch(state->handle(), state->control(), state->policy(), call));
+  const launch::Result result = launch::launch(state->handle(), state->control(), state->policy(), call);
+  const ncclResult_t r = launch_result(op_kind_name(d.kind), result);
+  // What teardown waits for instead of the whole device. A one-rank device copy touches none
+  // of the communicator's memory and, at copy speed, cannot afford an event record per call.
+  if (r == ncclSuccess && result.kernel) state->launched_on(d.stream);
+  return r;
 }
 
 }  // namespace purlin::shim

@@ -101,7 +101,7 @@ inline constexpr std::size_t kSplitGranule = 16 / sizeof(E);
 // ---- Conversion -----------------------------------------------------------------------------
 
 inline Result bad_argument(const char* what) {
-  return {snac::Status::bad_argument, cudaSuccess, what};
+  return {snac::Status::bad_argument, cudaSuccess, what, false};
 }
 
 namespace detail {

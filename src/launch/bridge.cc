@@ -27,12 +27,12 @@ constexpr std::array<ReduceTableFn, kElementTypes> kReduceTables =
 // The kernel for `call`, or the argument that names none.
 Result lookup(const Call& call, const Kernel*& kernel) {
   const int c = static_cast<int>(call.collective);
-  if (c < 0 || c >= kCollectives) return {snac::Status::bad_argument, cudaSuccess, "collective"};
+  if (c < 0 || c >= kCollectives) return {snac::Status::bad_argument, cudaSuccess, "collective", false};
   if (call.type < 0 || call.type >= kElementTypes) {
-    return {snac::Status::bad_argument, cudaSuccess, "type"};
+    return {snac::Status::bad_argument, cudaSuccess, "type", false};
   }
   kernel = find_kernel(call.collective, call.type, call.op);
-  if (kernel == nullptr) return {snac::Status::bad_argument, cudaSuccess, "op"};
+  if (kernel == nullptr) return {snac::Status::bad_argument, cudaSuccess, "op", false};
   return {};
 }
 

@@ -17,6 +17,7 @@ struct Result {
   snac::Status status = snac::Status::ok;  // planning verdict (bad_argument, staging_too_small...)
   cudaError_t cuda = cudaSuccess;          // launch error, when status is ok
   const char* what = "";                   // static text naming the offending argument, if any
+  bool kernel = false;  // a SNAC kernel was enqueued (it uses the communicator's memory)
   bool ok() const { return status == snac::Status::ok && cuda == cudaSuccess; }
 };
 

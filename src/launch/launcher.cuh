@@ -51,7 +51,7 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
     if (Result r = local_copy(p.args, copy); !r.ok() || copy.bytes == 0) return r;
     const cudaError_t e =
         cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDeviceToDevice, call.stream);
-    return {snac::Status::ok, e, e == cudaSuccess ? "" : "one-rank copy"};
+    return {snac::Status::ok, e, e == cudaSuccess ? "" : "one-rank copy", false};
   }
   if (Result r = prepare<C, E, Op>(h, policy, call, p); !r.ok()) return r;
 
@@ -63,7 +63,7 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
   config.stream = call.stream;
   const cudaError_t e =
       cudaLaunchKernelEx(&config, kKernel<C, E, Op>, h, p.plan, p.args, control, p.tables);
-  return {snac::Status::ok, e, e == cudaSuccess ? "" : "kernel launch"};
+  return {snac::Status::ok, e, e == cudaSuccess ? "" : "kernel launch", e == cudaSuccess};
 }
 
 template <class C, class E, class Op>

@@ -80,8 +80,10 @@ uint64_t host_hash() {
 ncclResult_t Communicator::create(const ncclUniqueId& id, int rank, int nranks, int cuda_device,
                                   std::unique_ptr<Communicator>* out) {
   auto comm = std::unique_ptr<Communicator>(new Communicator());
-  ncclResult_t res = Bootstrap::create(id, rank, nranks, &comm->bootstrap_);
+  std::unique_ptr<Bootstrap> bootstrap;
+  ncclResult_t res = Bootstrap::create(id, rank, nranks, &bootstrap);
   if (res != ncclSuccess) return res;
+  comm->bootstrap_ = std::move(bootstrap);
 
   comm->peers_.resize(nranks);
   comm->peers_[rank] = local_info(cuda_device);

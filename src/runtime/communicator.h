@@ -55,6 +55,9 @@ class Communicator {
   int cuda_device() const { return peers_[rank()].cuda_device; }
   const std::vector<PeerInfo>& peers() const { return peers_; }
   Bootstrap& bootstrap() { return *bootstrap_; }
+  // For work that may outlive the communicator (runtime/teardown.h: freeing peer-visible memory
+  // once every peer has left).
+  std::shared_ptr<Bootstrap> share_bootstrap() { return bootstrap_; }
   MemoryRegistry& registry() { return registry_; }
 
   // True when all ranks run on this host: the precondition for one NVLink domain.
@@ -65,7 +68,7 @@ class Communicator {
   void abort() { bootstrap_->abort(); }
 
  private:
-  std::unique_ptr<Bootstrap> bootstrap_;
+  std::shared_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
   MemoryRegistry registry_;
   bool single_host_ = true;

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "runtime/communicator.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_layout.h"
+#include "runtime/launch_events.h"
 #include "runtime/launch_trace.h"
 #include "runtime/peer_memory.h"
 #include "snac/fingerprint.h"
@@ -197,12 +199,18 @@ struct DeviceState::Impl {
   ControlWords* words = nullptr;  // host view of the control words
   PeerMappings peers;
   std::size_t device_bytes = 0;
+  LaunchEvents launches;
+  bool quiesced = false;  // every recorded launch has ended
+  bool exiting = false;   // the CUDA runtime is unloading: call nothing more
+  bool leaked = false;    // a launch may still run: free nothing
 
   ncclResult_t prepare(Communicator& comm, PeerRecord& mine);
   ncclResult_t allocate_local(int ranks);
   ncclResult_t publish_tables(int ranks);
   ncclResult_t finish_init();
   void report(int ranks) const;
+  bool quiesce(std::optional<std::chrono::milliseconds> bound);
+  void release_private();
   void release();
 };
 
@@ -371,34 +379,49 @@ void DeviceState::Impl::report(int ranks) const {
       static_cast<unsigned long long>(control.timeout_ns));
 }
 
-void DeviceState::Impl::release() {
-  if (device < 0) return;  // never got a GPU: nothing was allocated
+bool DeviceState::Impl::quiesce(std::optional<std::chrono::milliseconds> bound) {
+  if (quiesced || leaked) return quiesced;
   DeviceGuard guard(device);
-  if (peer_block != nullptr) {
-    // This rank's launches read peers' memory through the mappings about to close, and every
-    // launch this rank made was enqueued before destroy. Peers' launches that may still read
-    // this rank's staging are the caller's to order (communicator teardown).
-    const cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaErrorCudartUnloading) {
-      (void)cudaGetLastError();
-      return;  // process exit: the driver reclaims everything, and calls would only fail
-    }
-    (void)cuda_failed(e, rank, "cudaDeviceSynchronize (destroy)");
-  }
-  trace.finish();
+  quiesced = launches.wait(bound, rank, &exiting);
+  return quiesced;
+}
+
+// Only this rank's launches use these, so they go as soon as those have ended.
+void DeviceState::Impl::release_private() {
+  if (device < 0 || leaked || exiting) return;
+  DeviceGuard guard(device);
+  trace.finish();  // this rank's launches have ended (quiesce)
   peers.close();
+  launches.clear();
   if (init_stream != nullptr) {
     (void)cuda_failed(cudaStreamDestroy(init_stream), rank, "cudaStreamDestroy");
   }
   if (peer_tables != nullptr) (void)cuda_failed(cudaFree(peer_tables), rank, "cudaFree(tables)");
   if (local_block != nullptr) (void)cuda_failed(cudaFree(local_block), rank, "cudaFree(local)");
-  if (peer_block != nullptr) (void)cuda_failed(cudaFree(peer_block), rank, "cudaFree(block)");
   if (words != nullptr) (void)cuda_failed(cudaFreeHost(words), rank, "cudaFreeHost(control)");
   init_stream = nullptr;
   peer_tables = nullptr;
   local_block = nullptr;
-  peer_block = nullptr;
   words = nullptr;
+}
+
+// Peers' launches that may still read this rank's block are the caller's to order first
+// (runtime/teardown.h); this rank's own are waited for here if teardown did not.
+void DeviceState::Impl::release() {
+  if (device < 0) return;  // never got a GPU: nothing was allocated
+  if (!quiesce(std::nullopt)) return;
+  if (leaked || exiting) return;  // a launch may still run; or process exit, where the driver reclaims it all
+  release_private();
+  if (peer_block != nullptr) {
+    DeviceGuard guard(device);
+    const cudaError_t e = cudaFree(peer_block);
+    if (e == cudaErrorCudartUnloading) {
+      (void)cudaGetLastError();
+    } else {
+      (void)cuda_failed(e, rank, "cudaFree(block)");
+    }
+  }
+  peer_block = nullptr;
 }
 
 DeviceState::DeviceState() : impl_(std::make_unique<Impl>()) {}
@@ -475,6 +498,16 @@ const snac::Handle& DeviceState::handle() const { return impl_->handle; }
 snac::DeviceControl DeviceState::control() const { return impl_->control; }
 const snac::Policy& DeviceState::policy() const { return impl_->policy; }
 std::size_t DeviceState::device_bytes() const { return impl_->device_bytes; }
+
+void DeviceState::launched_on(cudaStream_t stream) { impl_->launches.record(stream, impl_->rank); }
+
+bool DeviceState::quiesce(std::optional<std::chrono::milliseconds> bound) { return impl_->quiesce(bound); }
+
+void DeviceState::release_private() {
+  if (impl_->quiesced) impl_->release_private();
+}
+
+void DeviceState::leak() { impl_->leaked = true; }
 
 void DeviceState::abort() {
   if (impl_->words != nullptr) static_cast<volatile unsigned&>(impl_->words->abort) = 1;

@@ -9,14 +9,18 @@
 // bootstrap. All words start zeroed and are never reset (snac/handle.h).
 #pragma once
 
+#include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "policy/policy.h"
+#include "runtime/teardown.h"
 #include "snac/handle.h"
 #include "snac/plan.h"
 #include "snac/policy.h"
@@ -42,13 +46,13 @@ struct DeviceStateConfig {
   static DeviceStateConfig from_env();
 };
 
-class DeviceState {
+class DeviceState final : public RetiringState {
  public:
   // Collective over the communicator (bootstrap allgather of mapping handles). Requires every
   // rank to have a GPU on this host.
   static ncclResult_t create(Communicator& comm, const DeviceStateConfig& config,
                              std::unique_ptr<DeviceState>* out);
-  ~DeviceState();
+  ~DeviceState() override;
   DeviceState(const DeviceState&) = delete;
   DeviceState& operator=(const DeviceState&) = delete;
 
@@ -56,8 +60,24 @@ class DeviceState {
   snac::DeviceControl control() const;
   const snac::Policy& policy() const;
 
+  // Every launch on this state calls this after it (not for launches captured into a CUDA
+  // graph: their replays are the application's to finish before destroy, as with NCCL). One
+  // event per stream, re-recorded, lets teardown wait for this communicator's work only.
+  void launched_on(cudaStream_t stream);
+  // Waits until every launch recorded by launched_on has finished; with a bound, gives up
+  // after it. True when they all have (or the process is exiting, or the context is broken,
+  // which ends them too): then nothing of this rank reads any memory of this state.
+  bool quiesce(std::optional<std::chrono::milliseconds> bound) override;
+  // After quiesce: unmaps the peers' blocks and frees this rank's private memory (tables,
+  // local words, control words, events). The peer-visible block stays until destruction,
+  // which the caller delays until no peer may read it (runtime/teardown.h).
+  void release_private() override;
+  // Teardown could not make sure this rank's launches ended: destruction frees nothing, since
+  // a kernel may still run on this memory (it is reclaimed at process exit).
+  void leak() override;
+
   // Makes every wait of this rank's running and future launches give up (ncclCommAbort).
-  void abort();
+  void abort() override;
   // First non-ok status any launch of this rank reported (snac::Status::ok if none). Does not
   // synchronize: the word is host-mapped.
   snac::Status status() const;

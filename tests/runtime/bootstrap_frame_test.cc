@@ -93,6 +93,21 @@ TEST(FrameReader, RefusesForeignHeaders) {
   EXPECT_EQ(feed_all(r, frame_bytes(data, 8)), FrameReader::Status::kBad);
 }
 
+// A farewell is a state change, nothing more: an empty body and tag 0, or the connection ends.
+TEST(FrameReader, FarewellsAreEmptyWithTagZero) {
+  auto farewell = [](uint64_t bytes, int32_t tag) {
+    wire::FrameHeader h = wire::make_header(wire::kPeerMagic, wire::FrameType::kData, bytes);
+    h.channel = static_cast<uint16_t>(wire::Channel::kFarewell);
+    h.tag = tag;
+    FrameReader r;
+    r.expect(wire::expect_data());
+    return feed_all(r, frame_bytes(h, bytes));
+  };
+  EXPECT_EQ(farewell(0, 0), FrameReader::Status::kFrame);
+  EXPECT_EQ(farewell(4, 0), FrameReader::Status::kBad);
+  EXPECT_EQ(farewell(0, 3), FrameReader::Status::kBad);
+}
+
 // A data frame may claim up to the cap, but its body grows only with the bytes that arrive.
 TEST(FrameReader, DataFramesAreCappedAndAllocatedAsTheyArrive) {
   for (uint64_t len : {wire::kMaxMessageBytes + 1, uint64_t{1} << 32, uint64_t{1} << 63}) {

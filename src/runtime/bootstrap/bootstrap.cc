@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -202,12 +203,51 @@ Bootstrap::~Bootstrap() = default;
 
 void Bootstrap::abort() { mesh_->abort(); }
 
+int Bootstrap::lost_peer() {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return -1;
+  try {
+    return mesh_->lost_peer();
+  } catch (const std::exception& e) {
+    PURLIN_WARN("bootstrap rank %d: watching the peers failed: %s", rank_, e.what());
+    return -1;
+  }
+}
+
+bool Bootstrap::farewell(std::chrono::milliseconds bound) {
+  const net::Deadline deadline = net::Clock::now() + bound;
+  std::unique_lock lock(mu_, deadline);
+  if (!lock.owns_lock()) return false;
+  no_throw(rank_, "farewell", [&] {
+    mesh_->farewell(deadline);
+    return ncclSuccess;
+  });
+  return true;
+}
+
+ncclResult_t Bootstrap::await_farewells(std::chrono::milliseconds bound) {
+  std::lock_guard lock(mu_);
+  return no_throw(rank_, "await_farewells", [&] { return mesh_->await_farewells(net::Clock::now() + bound); });
+}
+
+bool Bootstrap::all_departed() {
+  std::lock_guard lock(mu_);
+  try {
+    return mesh_->all_departed();
+  } catch (const std::exception& e) {
+    PURLIN_WARN("bootstrap rank %d: checking for farewells failed: %s", rank_, e.what());
+    return false;
+  }
+}
+
 ncclResult_t Bootstrap::send(int peer, int tag, const void* data, size_t bytes) {
+  std::lock_guard lock(mu_);
   mesh_->forget_blame();
   return no_throw(rank_, "send", [&] { return mesh_->send(peer, wire::Channel::kUser, tag, data, bytes); });
 }
 
 ncclResult_t Bootstrap::recv(int peer, int tag, void* data, size_t bytes) {
+  std::lock_guard lock(mu_);
   mesh_->forget_blame();
   return no_throw(rank_, "recv", [&] { return mesh_->recv(peer, wire::Channel::kUser, tag, data, bytes); });
 }
@@ -219,6 +259,7 @@ ncclResult_t Bootstrap::recv(int peer, int tag, void* data, size_t bytes) {
 // it in this collective (`dependents`), so that they fail at once, naming the rank to blame.
 template <typename Body, typename Dependents>
 ncclResult_t Bootstrap::collective(const char* op, Body&& body, Dependents&& dependents) {
+  std::lock_guard lock(mu_);
   const int tag = static_cast<int>(next_collective_++);
   mesh_->forget_blame();
   const ncclResult_t r = no_throw(rank_, op, [&] { return body(tag); });
@@ -248,6 +289,34 @@ ncclResult_t Bootstrap::broadcast(void* data, size_t bytes, int root) {
   return collective(
       "broadcast", [&](int tag) { return tree_broadcast(data, bytes, root, tag); },
       [&] { return tree_children(root); });
+}
+
+// Every rank's first send to a peer opens the connection without waiting for it, so sending
+// to all before receiving cannot deadlock.
+ncclResult_t Bootstrap::connect_all() {
+  return collective(
+      "connect_all",
+      [&](int tag) {
+        for (int dist = 1; dist < nranks_; ++dist) {
+          if (ncclResult_t r = mesh_->send((rank_ + dist) % nranks_, kCollective, tag, nullptr, 0); r != ncclSuccess) {
+            return r;
+          }
+        }
+        for (int dist = 1; dist < nranks_; ++dist) {
+          if (ncclResult_t r = mesh_->recv((rank_ - dist + nranks_) % nranks_, kCollective, tag, nullptr, 0);
+              r != ncclSuccess) {
+            return r;
+          }
+        }
+        return ncclSuccess;
+      },
+      [&] {
+        std::vector<int> others;
+        for (int p = 0; p < nranks_; ++p) {
+          if (p != rank_) others.push_back(p);
+        }
+        return others;
+      });
 }
 
 ncclResult_t Bootstrap::barrier() {

@@ -6,15 +6,18 @@
 // Bootstrap::create with that id; afterwards the ranks talk directly (see mesh.h). Ranks may be
 // threads of one process (each its own Bootstrap object) or separate processes.
 //
-// Threading: a Bootstrap object is used by one thread at a time. abort() is the exception: it may
-// be called from any thread while the owner is blocked, but not concurrently with destruction.
+// Threading: the calls of a Bootstrap object are serialized (a call from a second thread waits for
+// the first). abort() and lost_peer() never wait: abort() may be called from any thread while
+// another is blocked, lost_peer() from a watcher thread; neither concurrently with destruction.
 #pragma once
 
 #include <nccl.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace purlin::runtime {
@@ -58,6 +61,22 @@ class Bootstrap {
   // the connection's handshake, which it does inside any of its own bootstrap calls.
   ncclResult_t send(int peer, int tag, const void* data, size_t bytes);
   ncclResult_t recv(int peer, int tag, void* data, size_t bytes);
+  // Collective: every rank sends every other one an empty message, so that each holds a
+  // connection from every peer for the group's life; lost_peer() watches those connections.
+  ncclResult_t connect_all();
+  // The first rank whose connection ended without its farewell (its process died), or -1;
+  // -1 also while another thread is inside a call, which notices a lost peer itself. Does not
+  // wait.
+  int lost_peer();
+  // Leaving the group: farewell() tells every peer that this rank is done (it reads no peer's
+  // memory any more), within `bound`; false when another thread's call held the bootstrap for
+  // all of it, and nothing was said. await_farewells() waits up to `bound` until every peer
+  // has said farewell or ended (ncclRemoteError naming the missing ones otherwise). Ranks
+  // need not say farewell at the same time, nor in the same order as their other calls.
+  bool farewell(std::chrono::milliseconds bound);
+  ncclResult_t await_farewells(std::chrono::milliseconds bound);
+  // Whether every peer has said farewell or ended by now. Does not wait.
+  bool all_departed();
   // Makes blocked and future calls return ncclRemoteError promptly (ncclCommAbort).
   void abort();
   // After a call failed with ncclRemoteError: the rank to blame (one that went away, timed out
@@ -76,6 +95,7 @@ class Bootstrap {
 
   int rank_;
   int nranks_;
+  std::timed_mutex mu_;  // serializes the calls (not abort)
   std::unique_ptr<Mesh> mesh_;
   uint32_t next_collective_ = 0;  // the tag of the next collective; equal on every rank
 };

@@ -44,7 +44,8 @@ Mesh::Mesh(int rank, std::vector<PeerAddress> peers, const auth::Key& key, net::
       acceptor_(std::move(listener), name_),
       outbound_(peers_.size()),
       peer_connected_(peers_.size(), false),
-      peer_closed_(peers_.size(), false) {}
+      peer_closed_(peers_.size(), false),
+      peer_farewell_(peers_.size(), false) {}
 
 void Mesh::abort() { abort_.raise(); }
 
@@ -178,6 +179,57 @@ void Mesh::notify_abandoned(int tag, int culprit, const std::vector<int>& depend
     send_until(d, wire::Channel::kAbandoned, tag, &n, sizeof(n), deadline);
   }
   blamed_ = keep;
+}
+
+void Mesh::farewell(net::Deadline deadline) {
+  const int keep = blamed_;  // a peer gone by now is no failure of any collective
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank_ || peer_closed_[p] || outbound_[p].state == Outbound::State::kBroken) continue;
+    if (net::Clock::now() >= deadline) break;
+    if (send_until(p, wire::Channel::kFarewell, 0, nullptr, 0, deadline) != ncclSuccess) {
+      PURLIN_TRACE(kBootstrap, "%s: no farewell to %s", name_.c_str(), describe(p).c_str());
+    }
+  }
+  blamed_ = keep;
+}
+
+int Mesh::lost_peer() {
+  if (abort_.raised()) return -1;
+  (void)progress(-1, 0, net::Clock::now(), nullptr);
+  for (int p = 0; p < size(); ++p) {
+    if (peer_closed_[p] && !peer_farewell_[p]) return p;
+  }
+  return -1;
+}
+
+std::string Mesh::not_departed() const {
+  std::string missing;
+  for (int p = 0; p < size(); ++p) {
+    if (p != rank_ && !peer_farewell_[p] && !peer_closed_[p]) missing.append(" ").append(std::to_string(p));
+  }
+  return missing;
+}
+
+bool Mesh::all_departed() {
+  if (not_departed().empty()) return true;
+  if (abort_.raised()) return false;
+  (void)progress(-1, 0, net::Clock::now(), nullptr);
+  return not_departed().empty();
+}
+
+ncclResult_t Mesh::await_farewells(net::Deadline deadline) {
+  for (;;) {
+    const std::string missing = not_departed();
+    if (missing.empty()) return ncclSuccess;
+    const Wait w = progress(-1, 0, deadline, nullptr);
+    if (w == Wait::kAborted) return ncclRemoteError;
+    if (w == Wait::kError) return ncclSystemError;
+    if (w == Wait::kTimeout) {
+      PURLIN_WARN("%s: no farewell from rank(s)%s, whose connections are still open", name_.c_str(),
+                  missing.c_str());
+      return ncclRemoteError;
+    }
+  }
 }
 
 ncclResult_t Mesh::open(int peer, net::Deadline deadline) {
@@ -363,8 +415,12 @@ void Mesh::pump(Inbound& in) {
       case wire::FrameReader::Status::kError:
         if (in.peer >= 0) {
           peer_closed_[in.peer] = true;
-          // Between frames, EOF is how a peer that is done (destroyed) says goodbye.
-          if (st != wire::FrameReader::Status::kClosed || in.reader.received() != 0) {
+          // Between frames, EOF is how a peer that is done (destroyed) says goodbye, and a reset
+          // how a dead process's connection ends (it had unread data): lost_peer() tells the two
+          // apart by the farewell, and its caller reports a loss once.
+          const bool between_frames = in.reader.received() == 0 &&
+                                      (st == wire::FrameReader::Status::kClosed || errno == ECONNRESET);
+          if (!between_frames) {
             PURLIN_WARN("%s: connection from %s lost mid-message: %s", name_.c_str(), describe(in.peer).c_str(),
                         st == wire::FrameReader::Status::kClosed ? "closed" : std::strerror(errno));
           }
@@ -430,6 +486,11 @@ void Mesh::on_proof(Inbound& in) {
 
 void Mesh::deliver(Inbound& in) {
   const wire::FrameHeader& h = in.reader.header();
+  if (h.channel == static_cast<uint16_t>(wire::Channel::kFarewell)) {
+    peer_farewell_[in.peer] = true;  // a state, not a message: nothing ever receives it
+    in.reader.expect(wire::expect_data());
+    return;
+  }
   unexpected_[Key{in.peer, h.channel, h.tag}].push_back(std::move(in.reader.body()));
   in.reader.expect(wire::expect_data());
 }

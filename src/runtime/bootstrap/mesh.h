@@ -72,6 +72,20 @@ class Mesh {
   // the protocol, or the rank a peer's abandon notice named; -1 if none.
   int blamed() const { return blamed_; }
   void forget_blame() { blamed_ = -1; }
+  // Leaving the group (teardown). farewell() tells every peer that this rank is done with it:
+  // nothing of this rank reads their memory any more, and its connections end after it. Best
+  // effort, bounded by `deadline`.
+  void farewell(net::Deadline deadline);
+  // Takes in what the peers have sent, without waiting, and returns the first rank whose
+  // connection to this one ended without its farewell (its process died, or it broke the
+  // protocol), or -1. Sees only peers that have connected to this rank (Bootstrap::connect_all).
+  int lost_peer();
+  // Waits until every peer has said farewell or its connection to this rank has ended (a
+  // process that died reads nothing either). ncclRemoteError at the deadline, with a WARN
+  // naming the peers still missing, or when aborted.
+  ncclResult_t await_farewells(net::Deadline deadline);
+  // Whether every peer has said farewell or ended, after taking in what has arrived. Does not wait.
+  bool all_departed();
   // "rank 3 (10.0.0.7:41234)", for logs.
   std::string describe(int peer) const;
   void abort();
@@ -129,6 +143,8 @@ class Mesh {
   void stranger_warn(const Inbound& in, const std::string& why);
   ncclResult_t wait_failure(Wait w, const char* op, int peer, int tag);
   ncclResult_t blame(int peer, ncclResult_t r);
+  // " 2 5": the peers that have neither said farewell nor ended.
+  std::string not_departed() const;
 
   const int rank_;
   const std::vector<PeerAddress> peers_;
@@ -143,6 +159,7 @@ class Mesh {
   std::vector<Outbound> outbound_;       // [peer]
   std::vector<bool> peer_connected_;     // [peer]: its connection to us passed the handshake
   std::vector<bool> peer_closed_;        // [peer]: its connection to us has ended
+  std::vector<bool> peer_farewell_;      // [peer]: it said farewell (its end of the connection is orderly)
   std::vector<Inbound> inbound_;
   std::map<Key, std::deque<std::vector<uint8_t>>> unexpected_;
 };

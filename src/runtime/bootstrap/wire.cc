@@ -60,10 +60,14 @@ std::string check_header(const FrameHeader& h, const Expect& e) {
                   static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(e.max_bytes));
   }
   if (e.type == FrameType::kData) {
-    if (h.channel > static_cast<uint16_t>(Channel::kAbandoned)) return format("unknown data channel %u", h.channel);
+    if (h.channel > static_cast<uint16_t>(Channel::kFarewell)) return format("unknown data channel %u", h.channel);
     if (h.channel == static_cast<uint16_t>(Channel::kAbandoned) && h.bytes != sizeof(AbandonedNotice)) {
       return format("an abandon notice of %llu bytes, %zu expected", static_cast<unsigned long long>(h.bytes),
                     sizeof(AbandonedNotice));
+    }
+    if (h.channel == static_cast<uint16_t>(Channel::kFarewell) && (h.bytes != 0 || h.tag != 0)) {
+      return format("a farewell of %llu bytes with tag %d, 0 and 0 expected", static_cast<unsigned long long>(h.bytes),
+                    h.tag);
     }
   }
   return "";

@@ -52,9 +52,11 @@ enum class FrameType : uint16_t {
   kData = 7,
 };
 
-// kData frames: user messages, the collectives built on them, and the notice a rank sends when
-// it abandons a collective, live in separate tag spaces, so that none can be taken for another.
-enum class Channel : uint16_t { kUser = 0, kCollective = 1, kAbandoned = 2 };
+// kData frames: user messages, the collectives built on them, the notice a rank sends when it
+// abandons a collective, and the farewell a rank sends when it leaves the group (teardown: it
+// reads no peer's memory any more, and its connections end after it), live in separate tag
+// spaces, so that none can be taken for another. A farewell has an empty body and tag 0.
+enum class Channel : uint16_t { kUser = 0, kCollective = 1, kAbandoned = 2, kFarewell = 3 };
 
 struct FrameHeader {
   uint32_t magic;
