@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "launch/kernel_smem.h"
 #include "runtime/communicator.h"
 #include "runtime/device_state.h"
 #include "user_ops.h"
@@ -39,6 +40,8 @@ struct ncclComm {
   // Declared after `core` so that it is destroyed first. Null on forwarded communicators
   // and after ncclCommFinalize, which frees it.
   std::unique_ptr<purlin::runtime::DeviceState> native;
+  // The shared memory its kernels launch with on this rank's GPU (launch::load_kernels).
+  purlin::launch::KernelSmem native_smem;
 
   std::atomic<bool> revoked{false};
   std::atomic<bool> finalized{false};  // ncclCommFinalize ran: no more communication calls

@@ -77,7 +77,8 @@ ncclResult_t issue_native(const Descriptor& d) {
     if (ncclResult_t r = apply_coll_config(fn.c_str(), *d.coll, d.stream); r != ncclSuccess) return r;
   }
   const launch::Call call = to_call(d);
-  return launch_result(op_kind_name(d.kind), launch::launch(state->handle(), state->control(), state->policy(), call));
+  return launch_result(op_kind_name(d.kind), launch::launch(state->handle(), state->control(), state->policy(),
+                                                            d.comm->native_smem, call));
 }
 
 }  // namespace purlin::shim
