@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cases.h"
@@ -19,12 +20,18 @@ constexpr int kRanks = 4;
 
 class SmemLimit : public GpuTest {
  protected:
-  void TearDown() override { ::unsetenv("PURLIN_SMEM_LIMIT_BYTES"); }
-
+  // The variable as it was (the whole suite may run under it), restored after each world.
   static std::unique_ptr<World> world_with(const char* limit, std::string* error) {
-    ::setenv("PURLIN_SMEM_LIMIT_BYTES", limit, 1);
+    constexpr const char* kName = "PURLIN_SMEM_LIMIT_BYTES";
+    const char* was = ::getenv(kName);
+    const std::optional<std::string> saved = was != nullptr ? std::optional<std::string>(was) : std::nullopt;
+    ::setenv(kName, limit, 1);
     std::unique_ptr<World> w = World::create(kRanks, error);
-    ::unsetenv("PURLIN_SMEM_LIMIT_BYTES");
+    if (saved) {
+      ::setenv(kName, saved->c_str(), 1);
+    } else {
+      ::unsetenv(kName);
+    }
     return w;
   }
 
