@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "launch/kernel_smem.h"
 #include "runtime/communicator.h"
 #include "runtime/device_state.h"
 #include "user_ops.h"
@@ -40,6 +41,8 @@ struct ncclComm {
   // Declared after `core` so that it is destroyed first. Null on forwarded communicators
   // and after ncclCommFinalize, which frees it.
   std::unique_ptr<purlin::runtime::DeviceState> native;
+  // The shared memory its kernels launch with on this rank's GPU (launch::load_kernels).
+  purlin::launch::KernelSmem native_smem;
 
   // Native communicators: the thread that notices a peer process dying (peer_watch.h), and
   // the rank it found, or -1.

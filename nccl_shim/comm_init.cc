@@ -128,6 +128,21 @@ void discard_comm(ncclComm* c) {
 
 namespace {
 
+// One INFO line when the GPU gives a kernel family less shared memory than it was compiled for
+// (launch/kernel_smem.h): its Atom then runs with smaller stages, or on registers only.
+void report_smem(const ncclComm& c) {
+  const launch::KernelSmem& s = c.native_smem;
+  if (s.copy.workspace_bytes == launch::CopyConfig::workspace_bytes &&
+      s.reduce.workspace_bytes == launch::ReduceConfig::workspace_bytes) {
+    return;
+  }
+  PURLIN_INFO(kInit,
+              "rank %d/%d: less shared memory per block than the kernels were built for: copies stage %u of "
+              "%d bytes (x%d), reductions %u of %d (x%d); 0 runs on registers only",
+              c.rank, c.nranks, s.copy.stage_bytes, launch::CopyConfig::stage_bytes, launch::CopyConfig::stages,
+              s.reduce.stage_bytes, launch::ReduceConfig::stage_bytes, launch::ReduceConfig::stages);
+}
+
 // Creates the SNAC device state of a native communicator. Collective: every rank took the
 // same routing decision, so every rank is here, and a failure fails all of them alike.
 ncclResult_t create_native(ncclComm* c) {
@@ -139,9 +154,16 @@ ncclResult_t create_native(ncclComm* c) {
   if (res == ncclSuccess) {
     // Before any kernel of this communicator runs (launch::load_kernels says why).
     DeviceScope device(c->cuda_device);
-    if (const cudaError_t e = launch::load_kernels(); e != cudaSuccess) {
+    if (const cudaError_t e = launch::load_kernels(c->nranks, &c->native_smem); e != cudaSuccess) {
       PURLIN_WARN("rank %d/%d: loading the native kernels failed: %s", c->rank, c->nranks, cudaGetErrorString(e));
       res = ncclUnhandledCudaError;
+    } else if (!c->native_smem.ok) {
+      PURLIN_WARN("rank %d/%d: the native kernels cannot run on this GPU: %s (PURLIN_SMEM_LIMIT_BYTES lowers "
+                  "the limit when set)",
+                  c->rank, c->nranks, c->native_smem.why);
+      res = ncclInvalidUsage;
+    } else {
+      report_smem(*c);
     }
   }
   if (res != ncclSuccess) {

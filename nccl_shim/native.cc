@@ -77,7 +77,8 @@ ncclResult_t issue_native(const Descriptor& d) {
     if (ncclResult_t r = apply_coll_config(fn.c_str(), *d.coll, d.stream); r != ncclSuccess) return r;
   }
   const launch::Call call = to_call(d);
-  const launch::Result result = launch::launch(state->handle(), state->control(), state->policy(), call);
+  const launch::Result result = launch::launch(state->handle(), state->control(), state->policy(),
+                                               d.comm->native_smem, call);
   const ncclResult_t r = launch_result(op_kind_name(d.kind), result);
   // What teardown waits for instead of the whole device. A one-rank device copy touches none
   // of the communicator's memory and, at copy speed, cannot afford an event record per call.

@@ -16,6 +16,7 @@
 //   A::copy(void* dst, const void* src, size_t bytes, void* workspace);
 //   A::reduce<E, Op>(void* dst, const void* const* sources, int n, size_t bytes, void* workspace,
 //                    OpArg<E> arg = {});
+//   (either with Workspace{base, bytes} in place of void* workspace: a smaller workspace)
 //
 //   Cfg = Config<Threads, Stages, StageBytes, Unroll>   (DefaultConfig = <256, 8, 16384, 4>)
 //   A::workspace_bytes == Cfg::workspace_bytes == 128 + Stages * StageBytes
@@ -65,6 +66,9 @@
 //   extern __shared__ __align__(128) unsigned char ws[];   // launch with workspace_bytes
 // Above 48 KiB, raise cudaFuncAttributeMaxDynamicSharedMemorySize. GenericVector does not touch
 // it (nullptr is fine); the other Atoms use all of it for the duration of the call only.
+// Where the GPU's per-block limit is smaller, pass Workspace{ws, bytes} with what you have: the
+// pipeline keeps its Stages and shrinks each slot to Cfg::stage_bytes_within(bytes) (128-byte
+// multiples); below 128 + Stages * 256 bytes every call takes the register path.
 //
 // ---------------------------------------------------------------------------------------------
 // Types and ops (compile-time template parameters)

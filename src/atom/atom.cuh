@@ -50,7 +50,7 @@ template <class Cfg>
 struct NativeEngine {
   template <class Src, class Comb>
   __device__ __forceinline__ static void run(std::uintptr_t dst, const Src& src, std::size_t bytes,
-                                             const Comb& comb, void* workspace) {
+                                             const Comb& comb, Workspace workspace) {
     NV_DISPATCH_TARGET(
         NV_PROVIDES_SM_100,
         (AtomSelect<arch::Sm100, Cfg>::engine::run(dst, src, bytes, comb, workspace);),

@@ -41,7 +41,9 @@ struct DeviceExec {
 // Engine: a class with
 //   template <class Src, class Comb>
 //   __device__ static void run(std::uintptr_t dst, const Src&, std::size_t bytes, const Comb&,
-//                              void* workspace);
+//                              Workspace workspace);
+// A `void* workspace` is one of Cfg::workspace_bytes; a Workspace may be smaller (any size,
+// even 0: the pipeline's slots shrink with it, down to the register path).
 template <class Engine, class Cfg>
 struct DeviceAtom {
   using config = Cfg;
@@ -49,20 +51,30 @@ struct DeviceAtom {
   static constexpr std::size_t workspace_bytes = Cfg::workspace_bytes;
 
   __device__ __forceinline__ static void copy(void* dst, const void* src, std::size_t bytes,
-                                              void* workspace) {
+                                              Workspace workspace) {
     assert(blockDim.x == Cfg::threads && blockDim.y == 1 && blockDim.z == 1);
     Engine::run(reinterpret_cast<std::uintptr_t>(dst),
                 OneSource{reinterpret_cast<std::uintptr_t>(src)}, bytes, CopyCombiner{}, workspace);
   }
+  __device__ __forceinline__ static void copy(void* dst, const void* src, std::size_t bytes,
+                                              void* workspace) {
+    copy(dst, src, bytes, Workspace{workspace, Cfg::workspace_bytes});
+  }
 
   template <Element E, ReduceOp Op>
   __device__ __forceinline__ static void reduce(void* dst, const void* const* sources, int n,
-                                                std::size_t bytes, void* workspace,
+                                                std::size_t bytes, Workspace workspace,
                                                 OpArg<E> arg = {}) {
     assert(blockDim.x == Cfg::threads && blockDim.y == 1 && blockDim.z == 1);
     assert(n >= 1 && bytes % sizeof(E) == 0);
     Engine::run(reinterpret_cast<std::uintptr_t>(dst), SourceArray{sources, n}, bytes,
                 ReduceCombiner<E, Op>{Reducer<E, Op>(n, arg)}, workspace);
+  }
+  template <Element E, ReduceOp Op>
+  __device__ __forceinline__ static void reduce(void* dst, const void* const* sources, int n,
+                                                std::size_t bytes, void* workspace,
+                                                OpArg<E> arg = {}) {
+    reduce<E, Op>(dst, sources, n, bytes, Workspace{workspace, Cfg::workspace_bytes}, arg);
   }
 };
 

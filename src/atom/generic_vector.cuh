@@ -3,6 +3,7 @@
 #pragma once
 
 #include "atom/call.h"
+#include "atom/config.h"
 #include "atom/device_atom.cuh"
 #include "atom/vector_path.h"
 
@@ -15,7 +16,7 @@ template <class Cfg>
 struct GenericVectorEngine {
   template <class Src, class Comb>
   __device__ __forceinline__ static void run(std::uintptr_t dst, const Src& src, std::size_t bytes,
-                                             const Comb& comb, void*) {
+                                             const Comb& comb, Workspace) {
     atom_call(DeviceExec<Cfg::threads>{}, dst, src, bytes, comb, VectorBody<Cfg::unroll>{});
   }
 };

@@ -4,8 +4,9 @@
 // its tests also check the arithmetic the GPU Atoms are built on.
 //
 // Contract: one thread per call; `workspace` is Config::workspace_bytes of 16-byte aligned memory
-// owned by that thread, or nullptr for a thread-local buffer. Results are bitwise identical to the
-// GPU Atoms' for the same inputs.
+// owned by that thread, or nullptr for a thread-local buffer; a Workspace may be smaller, as on
+// the GPU (its slots shrink with it). Results are bitwise identical to the GPU Atoms' for the same
+// inputs.
 #pragma once
 
 #include "atom/call.h"
@@ -26,28 +27,35 @@ struct HostAtom {
   using config = Cfg;
   static constexpr std::size_t workspace_bytes = Cfg::workspace_bytes;
 
-  static void copy(void* dst, const void* src, std::size_t bytes, void* workspace) {
+  static void copy(void* dst, const void* src, std::size_t bytes, Workspace workspace) {
     run(dst, OneSource{reinterpret_cast<std::uintptr_t>(src)}, bytes, CopyCombiner{}, workspace);
+  }
+  static void copy(void* dst, const void* src, std::size_t bytes, void* workspace) {
+    copy(dst, src, bytes, Workspace{workspace, Cfg::workspace_bytes});
   }
 
   template <Element E, ReduceOp Op>
   static void reduce(void* dst, const void* const* sources, int n, std::size_t bytes,
-                     void* workspace, OpArg<E> arg = {}) {
+                     Workspace workspace, OpArg<E> arg = {}) {
     assert(n >= 1 && bytes % sizeof(E) == 0);
     run(dst, SourceArray{sources, n}, bytes, ReduceCombiner<E, Op>{Reducer<E, Op>(n, arg)},
         workspace);
   }
+  template <Element E, ReduceOp Op>
+  static void reduce(void* dst, const void* const* sources, int n, std::size_t bytes,
+                     void* workspace, OpArg<E> arg = {}) {
+    reduce<E, Op>(dst, sources, n, bytes, Workspace{workspace, Cfg::workspace_bytes}, arg);
+  }
 
  private:
-  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, CpAsyncFetch<Cfg::stages>,
-                             Cfg::pipeline_sources>;
+  using Body = PipelinedBody<Cfg::stages, Cfg::unroll, CpAsyncFetch<Cfg::stages>, Cfg::pipeline_sources>;
 
   template <class Src, class Comb>
-  static void run(void* dst, const Src& src, std::size_t bytes, const Comb& comb, void* workspace) {
-    if (workspace == nullptr) workspace = thread_workspace();
-    const auto slots = reinterpret_cast<std::uintptr_t>(workspace) + kWorkspaceHeaderBytes;
+  static void run(void* dst, const Src& src, std::size_t bytes, const Comb& comb, Workspace workspace) {
+    if (workspace.base == nullptr) workspace = {thread_workspace(), Cfg::workspace_bytes};
+    const auto slots = reinterpret_cast<std::uintptr_t>(workspace.base) + kWorkspaceHeaderBytes;
     atom_call(HostExec{}, reinterpret_cast<std::uintptr_t>(dst), src, bytes, comb,
-              Body{slots, CpAsyncFetch<Cfg::stages>{}});
+              Body{slots, Cfg::stage_bytes_within(workspace.bytes), CpAsyncFetch<Cfg::stages>{}});
   }
 
   static void* thread_workspace() {

@@ -17,11 +17,12 @@ template <class Cfg>
 struct Sm80PipelineEngine {
   template <class Src, class Comb>
   __device__ __forceinline__ static void run(std::uintptr_t dst, const Src& src, std::size_t bytes,
-                                             const Comb& comb, void* workspace) {
+                                             const Comb& comb, Workspace workspace) {
     using Fetch = CpAsyncFetch<Cfg::stages>;
-    using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
-    const std::uintptr_t slots = ptx::smem_address(workspace) + kWorkspaceHeaderBytes;
-    atom_call(DeviceExec<Cfg::threads>{}, dst, src, bytes, comb, Body{slots, Fetch{}});
+    using Body = PipelinedBody<Cfg::stages, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
+    const std::uintptr_t slots = ptx::smem_address(workspace.base) + kWorkspaceHeaderBytes;
+    atom_call(DeviceExec<Cfg::threads>{}, dst, src, bytes, comb,
+              Body{slots, Cfg::stage_bytes_within(workspace.bytes), Fetch{}});
   }
 };
 

@@ -83,23 +83,23 @@ struct BulkFetch {
 
 // Copy with source and destination equally aligned: thread 0 streams chunks through the slots with
 // a bulk load and a bulk store each. A slot is refilled once the store issued one step earlier has
-// finished reading it, so S - 1 loads and up to two stores are in flight.
-template <int Stages, int StageBytes>
+// finished reading it, so S - 1 loads and up to two stores are in flight. `stage_bytes` > 0.
+template <int Stages>
 __device__ __forceinline__ void bulk_copy_body(const BodyRange& r, std::uintptr_t src,
-                                               std::uint32_t ws) {
+                                               std::uint32_t ws, std::uint32_t stage_bytes) {
   const std::uint32_t slots = ws + static_cast<std::uint32_t>(kWorkspaceHeaderBytes);
-  const std::size_t chunks = (r.bytes + StageBytes - 1) / StageBytes;
+  const std::size_t chunks = (r.bytes + stage_bytes - 1) / stage_bytes;
   const auto bar = [&](std::size_t k) { return ws + static_cast<std::uint32_t>(8 * (k % Stages)); };
   const auto slot = [&](std::size_t k) {
-    return slots + static_cast<std::uint32_t>((k % Stages) * StageBytes);
+    return slots + static_cast<std::uint32_t>((k % Stages) * stage_bytes);
   };
   const auto length = [&](std::size_t k) {
-    const std::size_t left = r.bytes - k * StageBytes;
-    return static_cast<std::uint32_t>(left < StageBytes ? left : StageBytes);
+    const std::size_t left = r.bytes - k * stage_bytes;
+    return static_cast<std::uint32_t>(left < stage_bytes ? left : stage_bytes);
   };
   const auto load = [&](std::size_t k) {
     ptx::mbarrier_expect_tx(bar(k), length(k));
-    ptx::bulk_load(slot(k), reinterpret_cast<const void*>(src + k * StageBytes), length(k), bar(k));
+    ptx::bulk_load(slot(k), reinterpret_cast<const void*>(src + k * stage_bytes), length(k), bar(k));
     ptx::mbarrier_arrive(bar(k));
   };
   if (threadIdx.x == 0) {
@@ -108,7 +108,7 @@ __device__ __forceinline__ void bulk_copy_body(const BodyRange& r, std::uintptr_
     for (std::size_t j = 0; j < Stages && j < chunks; ++j) load(j);
     for (std::size_t k = 0; k < chunks; ++k) {
       ptx::mbarrier_wait_parity(bar(k), static_cast<std::uint32_t>((k / Stages) & 1));
-      ptx::bulk_store(reinterpret_cast<void*>(r.dst + k * StageBytes), slot(k), length(k));
+      ptx::bulk_store(reinterpret_cast<void*>(r.dst + k * stage_bytes), slot(k), length(k));
       ptx::bulk_commit();
       if constexpr (Stages == 1) {
         ptx::bulk_wait_read<0>();
@@ -128,31 +128,33 @@ __device__ __forceinline__ void bulk_copy_body(const BodyRange& r, std::uintptr_
 template <class Cfg, bool BulkStore>
 struct Sm90BulkEngine {
   using Fetch = BulkFetch<Cfg::stages, Cfg::threads>;
-  using Body = PipelinedBody<Cfg::stages, Cfg::stage_bytes, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
+  using Body = PipelinedBody<Cfg::stages, Cfg::unroll, Fetch, Cfg::pipeline_sources>;
 
   struct CopyBody {
     std::uint32_t ws;
+    std::uint32_t stage_bytes;
     template <class Exec, class Src, class Comb>
     __device__ __forceinline__ void operator()(const Exec& ex, const BodyRange& r, const Src& src,
                                                const Comb& comb) const {
       const std::uintptr_t s0 = src.addr(0) + r.offset;
-      if (s0 % 16 == 0 && r.bytes >= 2 * static_cast<std::size_t>(Cfg::stage_bytes)) {
-        bulk_copy_body<Cfg::stages, Cfg::stage_bytes>(r, s0, ws);
+      if (stage_bytes != 0 && s0 % 16 == 0 && r.bytes >= 2 * static_cast<std::size_t>(stage_bytes)) {
+        bulk_copy_body<Cfg::stages>(r, s0, ws, stage_bytes);
       } else {
-        Body{ws + kWorkspaceHeaderBytes, Fetch{ws}}(ex, r, src, comb);
+        Body{ws + kWorkspaceHeaderBytes, stage_bytes, Fetch{ws}}(ex, r, src, comb);
       }
     }
   };
 
   template <class Src, class Comb>
   __device__ __forceinline__ static void run(std::uintptr_t dst, const Src& src, std::size_t bytes,
-                                             const Comb& comb, void* workspace) {
-    const std::uint32_t ws = ptx::smem_address(workspace);
+                                             const Comb& comb, Workspace workspace) {
+    const std::uint32_t ws = ptx::smem_address(workspace.base);
+    const std::uint32_t stage_bytes = Cfg::stage_bytes_within(workspace.bytes);
     const DeviceExec<Cfg::threads> ex{};
     if constexpr (BulkStore && std::is_same_v<Comb, CopyCombiner>) {
-      atom_call(ex, dst, src, bytes, comb, CopyBody{ws});
+      atom_call(ex, dst, src, bytes, comb, CopyBody{ws, stage_bytes});
     } else {
-      atom_call(ex, dst, src, bytes, comb, Body{ws + kWorkspaceHeaderBytes, Fetch{ws}});
+      atom_call(ex, dst, src, bytes, comb, Body{ws + kWorkspaceHeaderBytes, stage_bytes, Fetch{ws}});
     }
   }
 };

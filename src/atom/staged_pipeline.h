@@ -83,17 +83,19 @@ __host__ __device__ __forceinline__ Pack read_pack(const Exec& ex, typename Exec
   return extract(lo, ex.lds16(a + 16), shift);
 }
 
-template <int Stages, int StageBytes, class Exec, class Fetch, class Src, class Comb>
+// `stage_bytes`: the slot size, a multiple of 128 (Config::stage_bytes_within).
+template <int Stages, class Exec, class Fetch, class Src, class Comb>
 __host__ __device__ __forceinline__ void staged_body(const Exec& ex, const Fetch& fetch,
                                                      const BodyRange& r, const Src& src,
                                                      const Comb& comb, const ChunkPlan& plan,
                                                      std::uint64_t shifts,
-                                                     typename Exec::Smem slots) {
+                                                     typename Exec::Smem slots,
+                                                     std::uint32_t stage_bytes) {
   using Smem = typename Exec::Smem;
   constexpr std::size_t T = Exec::threads;
   const std::size_t chunks = plan.chunks;
   const auto slot = [&](std::size_t k) {
-    return slots + static_cast<Smem>((k % Stages) * StageBytes);
+    return slots + static_cast<Smem>((k % Stages) * stage_bytes);
   };
   const auto length = [&](std::size_t k) {
     const std::size_t left = r.bytes - k * plan.chunk;
@@ -173,28 +175,29 @@ __host__ __device__ __forceinline__ void staged_body(const Exec& ex, const Fetch
 }
 
 // The pipeline engine's body: shared memory staging when the range spans at least two chunks, the
-// register path otherwise (a pipeline that cannot overlap anything only adds latency) and for
+// register path otherwise (a pipeline that cannot overlap anything only adds latency), for
 // reductions over more than PipelineSources sources (Config::pipeline_sources), at most as many
-// as the shift register holds.
-template <int Stages, int StageBytes, int Unroll, class Fetch, int PipelineSources = kMaxPipelineSources>
+// as the shift register holds, and when the workspace holds no slots (stage_bytes 0).
+template <int Stages, int Unroll, class Fetch, int PipelineSources = kMaxPipelineSources>
 struct PipelinedBody {
   static_assert(PipelineSources >= 1 && PipelineSources <= kMaxPipelineSources);
-  std::uintptr_t slots;  // workspace address, in the Exec's Smem representation
+  std::uintptr_t slots;       // first slot's address, in the Exec's Smem representation
+  std::uint32_t stage_bytes;  // bytes of each of the Stages slots: 0 or a multiple of 128 >= 256
   Fetch fetch;
 
   template <class Exec, class Src, class Comb>
   __host__ __device__ __forceinline__ void operator()(const Exec& ex, const BodyRange& r,
                                                       const Src& src, const Comb& comb) const {
     const int n = src.count();
-    if (n <= PipelineSources) {
+    if (n <= PipelineSources && stage_bytes != 0) {
       std::uint64_t shifts = 0;
       for (int s = 0; s < n; ++s) {
         shifts |= static_cast<std::uint64_t>((src.addr(s) + r.offset) & 15) << (4 * s);
       }
-      const ChunkPlan plan = chunk_plan(r.bytes, n, StageBytes, shifts != 0);
+      const ChunkPlan plan = chunk_plan(r.bytes, n, stage_bytes, shifts != 0);
       if (plan.chunks >= 2) {
-        staged_body<Stages, StageBytes>(ex, fetch, r, src, comb, plan, shifts,
-                                        static_cast<typename Exec::Smem>(slots));
+        staged_body<Stages>(ex, fetch, r, src, comb, plan, shifts,
+                            static_cast<typename Exec::Smem>(slots), stage_bytes);
         return;
       }
     }

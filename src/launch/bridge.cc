@@ -2,12 +2,15 @@
 // (instances.h), whose host function converts, plans and launches.
 #include "launch/bridge.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <mutex>
-#include <set>
 #include <utility>
 
+#include "base/env.h"
 #include "launch/call.h"
 #include "launch/instances.h"
 
@@ -48,29 +51,58 @@ const Kernel* find_kernel(Collective collective, int type, int op) {
 }
 
 Result launch(const snac::Handle& handle, const snac::DeviceControl& control,
-              const snac::Policy& policy, const Call& call) {
+              const snac::Policy& policy, const KernelSmem& smem, const Call& call) {
   const Kernel* kernel = nullptr;
   if (Result r = lookup(call, kernel); !r.ok()) return r;
-  return kernel->launch(handle, control, policy, call);
+  return kernel->launch(handle, control, policy, smem, call);
 }
 
 namespace {
 
-// Loads one kernel and lets it use its largest shared-memory footprint.
-cudaError_t prepare_kernel(const Kernel& k) {
-  cudaFuncAttributes attributes{};
-  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, k.max_smem_bytes);
+// The limits of `device` as the hardware reports them.
+cudaError_t device_limits(int device, DeviceLimits* out) {
+  int major = 0;
+  int per_block = 0;
+  int per_sm = 0;
+  int reserved = 0;
+  for (auto [attribute, value] : {std::pair{cudaDevAttrComputeCapabilityMajor, &major},
+                                  std::pair{cudaDevAttrMaxSharedMemoryPerBlockOptin, &per_block},
+                                  std::pair{cudaDevAttrMaxSharedMemoryPerMultiprocessor, &per_sm},
+                                  std::pair{cudaDevAttrReservedSharedMemoryPerBlock, &reserved}}) {
+    if (const cudaError_t e = cudaDeviceGetAttribute(value, attribute, device); e != cudaSuccess) return e;
+  }
+  *out = {major, static_cast<std::size_t>(per_block), static_cast<std::size_t>(per_sm),
+          static_cast<std::size_t>(reserved)};
+  return cudaSuccess;
 }
 
-cudaError_t prepare_all_kernels() {
+DeviceLimits capped_by_env(DeviceLimits d) {
+  if (const auto limit = env::find_int("PURLIN_SMEM_LIMIT_BYTES"); limit && *limit >= 0) {
+    d.smem_per_block = std::min(d.smem_per_block, static_cast<std::size_t>(*limit));
+  }
+  return d;
+}
+
+// Loads one kernel and lets it use its largest shared-memory footprint within the device's
+// limit; `static_smem` grows to the kernel's static shared memory.
+cudaError_t prepare_kernel(const Kernel& k, const DeviceLimits& d, std::size_t& static_smem) {
+  cudaFuncAttributes attributes{};
+  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, k.function); e != cudaSuccess) return e;
+  static_smem = std::max(static_smem, attributes.sharedSizeBytes);
+  const std::size_t room =
+      d.smem_per_block > attributes.sharedSizeBytes ? d.smem_per_block - attributes.sharedSizeBytes : 0;
+  const std::size_t allowed = std::min(static_cast<std::size_t>(k.max_smem_bytes), room);
+  return cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(allowed));
+}
+
+cudaError_t prepare_all_kernels(const DeviceLimits& d, std::size_t& static_smem) {
   for (const Kernel& k : copy_kernels().at) {
-    if (const cudaError_t e = prepare_kernel(k); e != cudaSuccess) return e;
+    if (const cudaError_t e = prepare_kernel(k, d, static_smem); e != cudaSuccess) return e;
   }
   for (const ReduceTableFn table : kReduceTables) {
     for (const auto& row : table().at) {
       for (const Kernel& k : row) {
-        if (const cudaError_t e = prepare_kernel(k); e != cudaSuccess) return e;
+        if (const cudaError_t e = prepare_kernel(k, d, static_smem); e != cudaSuccess) return e;
       }
     }
   }
@@ -79,18 +111,25 @@ cudaError_t prepare_all_kernels() {
 
 }  // namespace
 
-cudaError_t load_kernels() {
+cudaError_t load_kernels(int ranks, KernelSmem* smem) {
+  *smem = {};
   int device = 0;
   if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  DeviceLimits limits;
+  if (const cudaError_t e = device_limits(device, &limits); e != cudaSuccess) return e;
   // Once per device and process: a later communicator's creation must not touch functions
   // while earlier communicators' kernels run (the reason this is not done at launch). The
   // mutex holds back every other rank thread until the kernels are ready.
   static std::mutex mutex;
-  static std::set<int> prepared;
+  static std::map<int, std::size_t> static_smem;  // per prepared device: the kernels' largest
   std::lock_guard<std::mutex> lock(mutex);
-  if (prepared.contains(device)) return cudaSuccess;
-  if (const cudaError_t e = prepare_all_kernels(); e != cudaSuccess) return e;
-  prepared.insert(device);
+  auto it = static_smem.find(device);
+  if (it == static_smem.end()) {
+    std::size_t most = 0;
+    if (const cudaError_t e = prepare_all_kernels(limits, most); e != cudaSuccess) return e;
+    it = static_smem.emplace(device, most).first;
+  }
+  *smem = select_smem(capped_by_env(limits), ranks, it->second);
   return cudaSuccess;
 }
 

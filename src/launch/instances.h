@@ -24,6 +24,7 @@
 #include "atom/types.h"
 #include "launch/bridge.h"
 #include "launch/call.h"
+#include "launch/kernel_smem.h"
 #include "layout/collectives.h"
 
 namespace purlin::launch {
@@ -130,7 +131,7 @@ constexpr Collective collective_of() {
 // ---- Tables -------------------------------------------------------------------------------
 
 using LaunchFn = Result (*)(const snac::Handle&, const snac::DeviceControl&, const snac::Policy&,
-                            const Call&);
+                            const KernelSmem&, const Call&);
 using WorkersFn = int (*)(const snac::Handle&, const snac::Policy&, const Call&);
 
 // One precompiled kernel and the host code that plans and launches it. The descriptive fields
@@ -139,7 +140,7 @@ struct Kernel {
   LaunchFn launch = nullptr;
   WorkersFn workers = nullptr;
   const void* function = nullptr;  // the __global__ function (its host stub's address)
-  int max_smem_bytes = 0;          // dynamic shared memory it is allowed (largest communicator)
+  int max_smem_bytes = 0;          // dynamic shared memory it can use (largest communicator)
   Collective collective = Collective::all_reduce;
   int element_bytes = 0;  // of the kernel's element: 1 for every copy
   int op = -1;            // atom::ReduceOps index; -1 for copies

@@ -7,39 +7,30 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
-#include "atom/config.h"
 #include "atom/types.h"
 #include "launch/args.h"
 #include "launch/bridge.h"
 #include "launch/instances.h"
+#include "launch/kernel_smem.h"
 #include "snac/kernel.cuh"
 
 namespace purlin::launch {
 
-// The Atom configuration of a collective's kernel, measured on one H200 (perf/atom, results
-// h200-20261202, 64 CTAs): copies keep the paper's point (256 threads, 8 x 16 KiB stages);
-// reductions take 3 x 64 KiB stages, which gave 8 bf16 sources 52% of the HBM limit against 22%
-// with 8 x 16 KiB (each source gets stage_bytes / n of a slot, so small stages starve a
-// many-source reduce). 256 threads in both keeps the register budget the engine was built for.
-using CopyConfig = atom::DefaultConfig;
-using ReduceConfig = atom::Config<256, 3, 65536>;
+// Dynamic shared memory a kernel can use: the compiled workspace and the largest communicator's
+// table, so that the attribute is set once per (kernel, device) rather than per communicator
+// size; load_kernels lowers it to what the device allows.
 template <class C>
-using KernelConfig = std::conditional_t<C::reduces, ReduceConfig, CopyConfig>;
-
-// Dynamic shared memory a kernel is allowed: enough for the largest communicator, so that the
-// attribute is set once per (kernel, device) rather than per communicator size.
-template <class C>
-inline constexpr std::size_t kMaxSmemBytes = snac::kernel_smem_bytes<KernelConfig<C>>(kMaxRanks);
+inline constexpr std::size_t kMaxSmemBytes =
+    snac::kernel_smem_bytes(KernelConfig<C>::workspace_bytes, kMaxRanks);
 
 template <class C, class E, class Op>
 inline constexpr auto kKernel = &snac::snac_kernel<C, E, Op, KernelConfig<C>, ShapeTables<C>>;
 
 template <class C, class E, class Op>
 Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
-                     const snac::Policy& policy, const Call& call) {
+                     const snac::Policy& policy, const KernelSmem& smem, const Call& call) {
   static_assert(sizeof(snac::Handle) + sizeof(snac::Plan) + sizeof(snac::Args<C, E>) +
                         sizeof(snac::DeviceControl) + sizeof(ShapeTables<C>) + 64 <=
                     4096,
@@ -55,11 +46,12 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
   }
   if (Result r = prepare<C, E, Op>(h, policy, call, p); !r.ok()) return r;
 
-  // The shared-memory attribute was set by load_kernels when the communicator was created.
+  // The shared-memory attribute was set by load_kernels when the communicator was created, and
+  // `smem` chosen for its size there.
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(p.plan.workers()));
   config.blockDim = dim3(static_cast<unsigned>(KernelConfig<C>::threads));
-  config.dynamicSmemBytes = snac::kernel_smem_bytes<KernelConfig<C>>(h.ranks);
+  config.dynamicSmemBytes = snac::kernel_smem_bytes(smem.of<C>().workspace_bytes, h.ranks);
   config.stream = call.stream;
   const cudaError_t e =
       cudaLaunchKernelEx(&config, kKernel<C, E, Op>, h, p.plan, p.args, control, p.tables);

@@ -3,10 +3,12 @@
 // ranks that share one GPU.
 //
 // Every worker of a SNAC launch waits on workers of other ranks, so every CTA of every rank on
-// a GPU must be resident at once or the launch can deadlock. The SNAC kernel takes
-// atom::DefaultConfig::workspace_bytes + 8 x ranks of dynamic shared memory (~128.5 KiB), more
-// than half of any target's per-SM shared memory (164 KiB A100, 228 KiB H100/H200/B200), so one
-// CTA per SM: the workers of all ranks on a GPU must fit its SM count.
+// a GPU must be resident at once or the launch can deadlock. The budget counts one CTA per SM
+// (the workers of all ranks on a GPU must fit its SM count): every SM holds at least one, since
+// a kernel gets at most the GPU's shared memory per block (launch/kernel_smem.h), and at the
+// compiled sizes no more than one (a copy kernel's ~128.5 KiB, a reduction's ~192.5 KiB, or a
+// 99 KiB GPU's whole block, against 164 KiB per SM on A100, 228 KiB on H100/H200/B200 and
+// 100 KiB on consumer GPUs). Where two would fit the count is conservative.
 //
 // Environment (read by select(); a malformed or out-of-range value logs a WARN and the table
 // value stays):

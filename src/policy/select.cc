@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "atom/config.h"
 #include "base/log.h"
 #include "policy/policy.h"
 #include "policy/table.h"
@@ -9,12 +8,10 @@
 namespace purlin::policy {
 namespace {
 
-// The co-residency budget assumes one SNAC CTA per SM. That holds while two CTAs' dynamic
-// shared memory exceeds what any target SM offers (228 KiB on H100/H200/B200), even for the
-// smallest communicator; a smaller Atom workspace would allow two and must revisit this.
-constexpr std::size_t kLargestSmemPerSm = 228 * 1024;
-static_assert(2 * (atom::DefaultConfig::workspace_bytes + 2 * sizeof(void*)) > kLargestSmemPerSm,
-              "one SNAC CTA per SM no longer holds; the co-residency budget must count CTAs");
+// The co-residency budget counts one SNAC CTA per SM. That needs every SM to hold at least
+// one, which launch::select_smem guarantees (a CTA gets no more shared memory than the GPU
+// allows a block, or the communicator is not created). Where a small workspace lets two CTAs
+// share an SM the count is conservative: fewer CTAs than could be resident, never more.
 
 // A composition runs a stager, a consumer and a finisher group, each of at least one CTA:
 // no budget goes below this.

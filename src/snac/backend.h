@@ -51,6 +51,12 @@
 
 namespace purlin::snac {
 
+// Bytes of a worker's source table (source_table(): ranks pointers); the device kernel keeps it
+// in shared memory behind the Atom's workspace (kernel.cuh).
+PURLIN_HD constexpr std::size_t source_table_bytes(int ranks) {
+  return static_cast<std::size_t>(ranks) * sizeof(void*);
+}
+
 // A probe for the concept's check of poll(): done at once.
 struct DoneProbe {
   PURLIN_HD bool operator()() const { return true; }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cuda/atomic>
 
+#include "atom/config.h"
 #include "snac/backend.h"
 #include "snac/datapath.h"
 #include "snac/fingerprint.h"
@@ -33,13 +34,13 @@ namespace purlin::snac {
 // moving the share.
 template <class Atom>
 __device__ __noinline__ void atom_copy(void* dst, const void* src, std::size_t bytes,
-                                       void* workspace) {
+                                       atom::Workspace workspace) {
   Atom::copy(dst, src, bytes, workspace);
 }
 
 template <class Atom, class E, class Op>
 __device__ __noinline__ void atom_reduce(void* dst, const void* const* sources, int n,
-                                         std::size_t bytes, void* workspace, OpArg<E> arg) {
+                                         std::size_t bytes, atom::Workspace workspace, OpArg<E> arg) {
   Atom::template reduce<E, Op>(dst, sources, n, bytes, workspace, arg);
 }
 
@@ -52,7 +53,7 @@ __device__ inline std::uint64_t globaltimer() {
 template <class Atom>
 class DeviceBackend {
  public:
-  __device__ DeviceBackend(void* workspace, const void** table, const DeviceControl& control)
+  __device__ DeviceBackend(atom::Workspace workspace, const void** table, const DeviceControl& control)
       : workspace_(workspace), table_(table), control_(control) {}
 
   __device__ int worker() const { return static_cast<int>(blockIdx.x); }
@@ -293,7 +294,7 @@ class DeviceBackend {
     bool timed_out_ = false;
   };
 
-  void* workspace_;
+  atom::Workspace workspace_;
   const void** table_;
   const DeviceControl& control_;
   mutable FingerprintWatch watch_{};

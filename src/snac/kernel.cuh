@@ -3,15 +3,21 @@
 // from one list (collective, element type, op) and launches
 //
 //   snac_kernel<C, E, Op, Cfg, Shapes><<<plan.workers(), Cfg::threads,
-//                                        kernel_smem_bytes<Cfg>(ranks), stream>>>(
+//                                        kernel_smem_bytes(workspace, ranks), stream>>>(
 //       handle, plan, args, control, shapes);
 //
-// with every CTA co-resident (the policy's job), since workers wait on each other.
+// with every CTA co-resident (the policy's job), since workers wait on each other. `workspace`
+// (at most Cfg::workspace_bytes, a multiple of 128) is what the device's shared memory per block
+// allows (launch/kernel_smem.h); the kernel takes whatever it was launched with.
 #pragma once
 
 #include <cstddef>
 
 #include "atom/atom.cuh"
+#include "atom/config.h"
+#include "atom/ptx/memory.cuh"
+#include "layout/host_device.h"
+#include "snac/backend.h"
 #include "snac/device_backend.cuh"
 #include "snac/engine.h"
 #include "snac/plan.h"
@@ -19,9 +25,8 @@
 namespace purlin::snac {
 
 // Dynamic shared memory per CTA: the Atom's workspace, then the reduction's source table.
-template <class Cfg>
-constexpr std::size_t kernel_smem_bytes(int ranks) {
-  return Cfg::workspace_bytes + static_cast<std::size_t>(ranks) * sizeof(void*);
+PURLIN_HD constexpr std::size_t kernel_smem_bytes(std::size_t workspace, int ranks) {
+  return workspace + source_table_bytes(ranks);
 }
 
 // Where the partition tables of a V collective's shapes live on the device. A VariableShape
@@ -45,8 +50,11 @@ __global__ void __launch_bounds__(Cfg::threads, 1)
   if (threadIdx.x == 0 && control.started != nullptr) {
     static_cast<volatile Epoch*>(control.started)[blockIdx.x] = handle.epochs[blockIdx.x] + 1;
   }
-  auto** table = reinterpret_cast<const void**>(smem + Cfg::workspace_bytes);
-  const DeviceBackend<atom::NativeAtom<Cfg>> be(smem, table, control);
+  // The launch's size is the one record of the workspace it chose, so the kernel reads it back
+  // rather than being told twice.
+  const std::size_t workspace = atom::ptx::dynamic_smem_bytes() - source_table_bytes(handle.ranks);
+  auto** table = reinterpret_cast<const void**>(smem + workspace);
+  const DeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control);
   const Status s = run<C, E, Op>(be, handle, plan, args);
   if (s != Status::ok && threadIdx.x == 0 && control.status != nullptr) {
     atomicCAS(control.status, 0u, static_cast<unsigned>(s));

@@ -55,10 +55,10 @@ void run_cta(F&& body) {
 template <int Threads, int Stages, int StageBytes, class Src, class Comb>
 void pipelined_call(std::uintptr_t dst, const Src& src, std::size_t bytes, const Comb& comb) {
   std::vector<Pack> ws(Stages * StageBytes / 16);
-  using Body = PipelinedBody<Stages, StageBytes, 2, CpAsyncFetch<Stages>>;
+  using Body = PipelinedBody<Stages, 2, CpAsyncFetch<Stages>>;
   run_cta<Threads>([&](const auto& ex) {
     atom_call(ex, dst, src, bytes, comb,
-              Body{reinterpret_cast<std::uintptr_t>(ws.data()), CpAsyncFetch<Stages>{}});
+              Body{reinterpret_cast<std::uintptr_t>(ws.data()), StageBytes, CpAsyncFetch<Stages>{}});
   });
 }
 

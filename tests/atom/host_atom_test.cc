@@ -147,6 +147,58 @@ TYPED_TEST(HostAtomCopy, LargeMisaligned) {
   }
 }
 
+// A workspace smaller than Config::workspace_bytes (a GPU with less shared memory per block)
+// keeps the stages and shrinks each slot, in 128-byte steps, down to the register path.
+TEST(AtomConfig, StageBytesWithinAWorkspace) {
+  using Copy = DefaultConfig;             // 8 x 16 KiB
+  using Reduce = Config<256, 3, 65536>;   // 3 x 64 KiB
+  EXPECT_EQ(Copy::stage_bytes_within(Copy::workspace_bytes), 16384u);
+  EXPECT_EQ(Copy::stage_bytes_within(Copy::workspace_bytes + 4096), 16384u);
+  EXPECT_EQ(Copy::stage_bytes_within(Copy::workspace_bytes - 1), 16384u - 128);
+  EXPECT_EQ(Reduce::stage_bytes_within(101248), 33664u);  // 99 KiB less 8 ranks' table, in 128s
+  EXPECT_EQ(Copy::stage_bytes_within(128 + 8 * 256), 256u);
+  EXPECT_EQ(Copy::stage_bytes_within(128 + 8 * 256 - 1), 0u);
+  EXPECT_EQ(Copy::stage_bytes_within(128), 0u);
+  EXPECT_EQ(Copy::stage_bytes_within(0), 0u);
+  for (std::size_t bytes = 0; bytes < Reduce::workspace_bytes + 512; bytes += 97) {
+    const std::uint32_t s = Reduce::stage_bytes_within(bytes);
+    ASSERT_EQ(s % 128, 0u) << bytes;
+    ASSERT_LE(kWorkspaceHeaderBytes + 3 * static_cast<std::size_t>(s), std::max<std::size_t>(bytes, 128)) << bytes;
+  }
+}
+
+// Every workspace size gives the same bytes: full, shrunk slots (many chunks, the realigning
+// spill block included), and too small for any slot (register path). The guard after the
+// workspace must stay untouched.
+TEST(AtomConfig, SmallerWorkspacesCopyAndReduceTheSame) {
+  using Cfg = Config<32, 3, 4096, 2, 16>;
+  using A = HostAtom<Cfg>;
+  constexpr unsigned char kGuardByte = 0xC3;
+  const std::size_t bytes = 50000 + 5;
+  Buffer src(bytes + 16), src2(bytes + 16), dst(bytes + 16);
+  const auto data = test::random_elements<std::uint8_t>(src.size(), 11);
+  const auto data2 = test::random_elements<std::uint8_t>(src2.size(), 12);
+  std::memcpy(src.bytes(), data.data(), src.size());
+  std::memcpy(src2.bytes(), data2.data(), src2.size());
+  for (std::size_t ws_bytes : {Cfg::workspace_bytes, std::size_t{128 + 3 * 1024}, std::size_t{128 + 3 * 256 + 100},
+                               std::size_t{128 + 3 * 256 - 1}, std::size_t{0}}) {
+    std::vector<Pack> ws(Cfg::workspace_bytes / 16 + 1);
+    auto* base = reinterpret_cast<unsigned char*>(ws.data());
+    std::memset(base, kGuardByte, ws.size() * 16);
+    for (auto [doff, soff] : {std::pair<int, int>{0, 0}, {5, 11}}) {
+      A::copy(dst.at(doff), src.at(soff), bytes, Workspace{base, ws_bytes});
+      ASSERT_EQ(std::memcmp(dst.at(doff), src.at(soff), bytes), 0) << ws_bytes << " " << doff << " " << soff;
+      const void* ptrs[] = {src.at(soff), src2.at(soff)};
+      A::reduce<std::uint8_t, op::Sum>(dst.at(doff), ptrs, 2, bytes, Workspace{base, ws_bytes});
+      for (std::size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(dst.at(doff)[i], static_cast<std::uint8_t>(src.at(soff)[i] + src2.at(soff)[i]))
+            << ws_bytes << " byte " << i;
+      }
+    }
+    for (std::size_t i = ws_bytes; i < ws.size() * 16; ++i) ASSERT_EQ(base[i], kGuardByte) << ws_bytes << " " << i;
+  }
+}
+
 template <class List>
 struct ToGTest;
 template <class... Ts>

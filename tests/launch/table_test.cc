@@ -80,6 +80,7 @@ snac::Handle handle(int rank, int ranks) {
 TEST(LaunchBridge, RefusesBeforeTouchingTheGpu) {
   const snac::Policy policy;
   const snac::DeviceControl control;
+  const KernelSmem smem;
   std::byte buffer[64];
   Call call;
   call.collective = Collective::all_reduce;
@@ -90,19 +91,19 @@ TEST(LaunchBridge, RefusesBeforeTouchingTheGpu) {
 
   Call bad = call;
   bad.type = 12;
-  Result r = launch(handle(0, 2), control, policy, bad);
+  Result r = launch(handle(0, 2), control, policy, smem, bad);
   EXPECT_EQ(r.status, snac::Status::bad_argument);
   EXPECT_STREQ(r.what, "type");
 
   bad = call;
   bad.op = kReduceOps;
-  EXPECT_STREQ(launch(handle(0, 2), control, policy, bad).what, "op");
+  EXPECT_STREQ(launch(handle(0, 2), control, policy, smem, bad).what, "op");
 
   bad = call;
   bad.collective = static_cast<Collective>(kCollectives);
-  EXPECT_STREQ(launch(handle(0, 2), control, policy, bad).what, "collective");
+  EXPECT_STREQ(launch(handle(0, 2), control, policy, smem, bad).what, "collective");
 
-  r = launch(handle(0, kMaxRanks + 1), control, policy, call);
+  r = launch(handle(0, kMaxRanks + 1), control, policy, smem, call);
   EXPECT_EQ(r.status, snac::Status::bad_argument);
   EXPECT_STREQ(r.what, "ranks");
   EXPECT_EQ(r.cuda, cudaSuccess);

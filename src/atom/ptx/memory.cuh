@@ -12,6 +12,13 @@ __device__ __forceinline__ std::uint32_t smem_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// The dynamic shared memory the running kernel was launched with (%dynamic_smem_size).
+__device__ __forceinline__ std::uint32_t dynamic_smem_bytes() {
+  std::uint32_t bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
+
 // Global accesses are volatile and clobber memory so that they stay ordered with the element
 // path's plain C++ accesses and a load always precedes the in-place store to the same address.
 __device__ __forceinline__ uint4 ld_global_v4(std::uintptr_t a) {
