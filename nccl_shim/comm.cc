@@ -71,9 +71,16 @@ ncclResult_t check_ready(const char* fn, const ncclComm* c) {
   if (st == ncclInProgress)
     return fail(ncclInvalidUsage, fn, "comm %p is still initializing (poll ncclCommGetAsyncError)",
                 static_cast<const void*>(c));
-  if (st != ncclSuccess || c->core == nullptr)
-    return fail(ncclInvalidUsage, fn, "comm %p is in error state %d", static_cast<const void*>(c),
-                static_cast<int>(st));
+  // NCCL answers a call on a communicator in error with that error (ncclCommEnsureReady), which
+  // is how a caller that never polls ncclCommGetAsyncError learns that a peer died.
+  if (st != ncclSuccess) {
+    if (const int lost = c->lost_rank.load(std::memory_order_acquire); lost >= 0 && st == ncclRemoteError)
+      return fail(st, fn, "%s", describe_lost(c, lost).c_str());
+    return fail(st, fn, "comm %p is in error state %d (its asynchronous error); ncclCommAbort it",
+                static_cast<const void*>(c), static_cast<int>(st));
+  }
+  if (c->core == nullptr)
+    return fail(ncclInvalidUsage, fn, "comm %p has no core (init failed)", static_cast<const void*>(c));
   if (c->revoked.load(std::memory_order_acquire))
     return fail(ncclInvalidUsage, fn, "comm %p was revoked", static_cast<const void*>(c));
   return ncclSuccess;

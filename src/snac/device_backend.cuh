@@ -240,6 +240,10 @@ class DeviceBackend {
     atomicExch(&r->filled, 1u);
   }
 
+  __device__ int find_mismatch(std::uint64_t& theirs) const {
+    return snac::find_mismatch(*this, watch_, theirs);
+  }
+
   // Backoff and the way out of a wait: the abort word and a globaltimer deadline, checked
   // every DeviceControl::check_every polls so that the common, short wait stays a tight loop
   // (counted down: a modulo by a run-time value would cost a division per poll). Measured on
@@ -248,19 +252,6 @@ class DeviceBackend {
   // call; the likely reason is that every thread of a latency-regime consumer polls packets,
   // and the short sleeps keep that polling from crowding out the producers' stores. Every
   // check also reads the host-mapped abort word across PCIe, from every polling thread.
-  // A peer of the watched launch that runs another call, or -1 (theirs: its fingerprint).
-  __device__ int find_mismatch(std::uint64_t& theirs) const {
-    if (!watch_.active()) return -1;
-    for (int q = 0; q < watch_.pk.ranks; ++q) {
-      const Packet seen = load_packet(watch_.of(q));
-      if (watch_.differs(seen.flag, seen.payload)) {
-        theirs = seen.payload;
-        return q;
-      }
-    }
-    return -1;
-  }
-
   class Waiter {
    public:
     __device__ explicit Waiter(const DeviceBackend& be) : be_(be), c_(be.control_) {}

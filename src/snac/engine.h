@@ -64,7 +64,7 @@ class Engine {
     look_released();
     release_other_half(w, workers);
     be_.mark(TracePoint::released, e_, 0);
-    const CallCheck<B> check(be_, h_, half_, layout::packet_flag(e_), a_.fingerprint, w, workers);
+    const CallCheck<B> check(be_, h_, half_, layout::packet_flag(e_), a_.fingerprint, plan_, w);
 
     const Role role = plan_.role(w);
     be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
@@ -208,7 +208,6 @@ class Engine {
     const int width = F::Input::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     if (zero_copy_) return publish_input(role, width, items);
-    if (plan_.regime == Regime::latency) return push_items(role, width, items);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
       const std::uint64_t c = i / width;
       const int k = rel_.staged_partition(i, width);
@@ -294,76 +293,36 @@ class Engine {
     return Status::ok;
   }
 
-  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer:
-  // chunk c of partition k (`bytes` from `src`) in `phase`, as a stream of one item.
+  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer.
+  // `src` is chunk c of partition k (`bytes` long); packets are numbered from the partition
+  // start, which one hop offsets by the partition's place in the input (packet_base). Each
+  // payload is loaded once and stored to every reader. No arrival: each packet carries its
+  // own flag.
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
                         const std::byte* src) {
-    bool first = true;
-    return push_stream_of(phase, [&](PushItem& it) {
-      const bool yield = first && push_item(role, phase, k, c, bytes, src, it);
-      first = false;
-      return yield;
-    });
-  }
-
-  // Latency: the team's items (chunk c of input partition k, i = team mod teams) pushed as
-  // one stream, which waits for the half's release once.
-  PURLIN_HD Status push_items(const Role& role, int width, std::uint64_t items) {
-    std::uint64_t i = role.team;
-    return push_stream_of(0, [&](PushItem& it) {
-      for (; i < items; i += role.teams) {
-        const std::uint64_t c = i / width;
-        const int k = rel_.staged_partition(i, width);
-        const layout::Region part = rel_.input_region(k);
-        if (c >= plan_.chunking.count(part.size)) continue;
-        const layout::Region chunk = plan_.chunking.range(part, c);
-        const std::byte* src = static_cast<const std::byte*>(a_.input) + chunk.offset;
-        if (push_item(role, 0, k, c, chunk.size, src, it)) {
-          i += role.teams;
-          return true;
-        }
-      }
-      return false;
-    });
-  }
-
-  // This team member's share of chunk c of partition k as a PushItem; false when nobody
-  // reads it. Packets are numbered from the partition start, which one hop offsets by the
-  // partition's place in the input (Relations::packet_base).
-  PURLIN_HD bool push_item(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
-                           const std::byte* src, PushItem& it) const {
+    be_.mark(TracePoint::push, e_, 0);
+    if (!be_.sync_and(wait_released())) return Status::aborted;
+    be_.mark(TracePoint::ready, e_, 0);
+    const Share sh = team_share(bytes, role.size, role.member);
+    const std::size_t first =
+        rel_.packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
+    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
+    const Flag flag = layout::packet_flag(e_);
     std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
     for (int q = 0; q < n_; ++q) readers |= rel_.reads(phase, k, q) ? std::uint64_t{1} << q : 0;
-    if (readers == 0) return false;
-    const Share sh = team_share(bytes, role.size, role.member);
-    it.src = src + sh.begin;
-    it.bytes = sh.size;
-    it.at0 = pk_.index(phase, half_, r_,
-                       rel_.packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload);
-    it.readers = readers;
-    return true;
-  }
-
-  // The items `next` yields, pushed (packets.h: push_stream): each payload is loaded once and
-  // stored to every reader, no arrival (each packet carries its own flag), and the half's
-  // release is waited for once, after the first loads.
-  template <class Next>
-  PURLIN_HD Status push_stream_of(int phase, Next&& next) {
-    be_.mark(TracePoint::push, e_, 0);
-    const auto ready = [&] {
-      if (!be_.sync_and(wait_released())) return false;
-      be_.mark(TracePoint::ready, e_, 0);
-      return true;
-    };
-    const auto scale = [&](std::uint64_t payload) {
+    const std::size_t at0 = pk_.index(phase, half_, r_, first);
+    for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
+         p += static_cast<std::size_t>(be_.lanes())) {
+      const std::size_t at = sh.begin + p * kPacketPayload;
+      std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
       if constexpr (kScalesAtStage<Op>) {
         if (phase == 0) payload = detail::scaled_payload(payload, a_.op_arg);
       }
-      return payload;
-    };
-    return push_stream(be_, h_.packets, n_, layout::packet_flag(e_), next, ready, scale)
-               ? Status::ok
-               : Status::aborted;
+      for (int q = 0; q < n_; ++q) {
+        if ((readers >> q) & 1u) be_.put_packet(h_.packets[q] + at0 + p, payload, flag);
+      }
+    }
+    return Status::ok;
   }
 
   // ---- Consume ----------------------------------------------------------------------------

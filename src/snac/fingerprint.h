@@ -12,10 +12,10 @@
 // way out records both fingerprints (the backend's report: both ranks' calls) and the launch
 // ends with Status::mismatch.
 //
-// Device cost per launch: one 16-byte store per peer (spread over the workers' leaders), one
-// 16-byte load per producer per consuming worker at launch start (spread over its lanes; a
-// look that came too early is repeated at the end) and one barrier predicate; inside waits,
-// ranks 16-byte loads per check_every polls.
+// Device cost per launch: one 16-byte store per peer (spread over the consumer workers'
+// threads), one 16-byte load per producer per consumer worker at launch start (spread over
+// its lanes; a look that came too early is repeated at the end) and one barrier predicate;
+// inside waits, ranks 16-byte loads per check_every polls.
 #pragma once
 
 #include <cstdint>
@@ -71,15 +71,18 @@ inline int describe_call(char* out, std::size_t size, std::uint64_t f) {
 // One launch's view of the fingerprints in this rank's packet buffer: the launch's half,
 // the packet flag that marks this call, and this rank's own fingerprint.
 struct FingerprintWatch {
-  const Packet* mine = nullptr;  // this rank's buffer; null: nothing to check
+  // The packet buffers by rank (Handle::packets; null: nothing to check). The table entry is
+  // read where a fingerprint is, not when the watch is set up: a launch's every thread sets it
+  // up, and a load whose value is stored at once would hold each of them for a round trip.
+  const Packet* const* packets = nullptr;
   PacketLayout pk{};
   unsigned half = 0;
   Flag flag = 0;
   std::uint64_t own = 0;
   int self = 0;
 
-  PURLIN_HD bool active() const { return mine != nullptr && own != 0; }
-  PURLIN_HD const Packet* of(int peer) const { return mine + pk.fingerprint(half, peer); }
+  PURLIN_HD bool active() const { return packets != nullptr && own != 0; }
+  PURLIN_HD const Packet* of(int peer) const { return packets[self] + pk.fingerprint(half, peer); }
 
   // Whether what peer's fingerprint packet held (`flag_seen`, `theirs`) shows a different call
   // at this launch: only a fingerprint of this very launch compares.
@@ -123,13 +126,29 @@ PURLIN_HD std::uint64_t producers_of(int group, bool one_hop, int rank, int rank
 }
 
 // Stores this rank's fingerprint into the buffers of peers first, first + step, ...: the
-// workers of a launch share the peers, and store before anything else of the launch.
+// announcing workers of a launch share the peers, a peer per thread, and store before their
+// role's work.
 template <class B>
 PURLIN_HD void announce(const B& be, const Handle& h, const FingerprintWatch& w, int first, int step) {
-  if (!w.active() || !be.leader()) return;
-  for (int q = first; q < h.ranks; q += step) {
+  if (!w.active()) return;
+  for (int q = first + step * be.lane(); q < h.ranks; q += step * be.lanes()) {
     be.put_packet(h.packets[q] + w.pk.fingerprint(w.half, w.self), w.own, w.flag);
   }
+}
+
+// A peer of the watched launch that runs another call, or -1 (theirs: its fingerprint): the
+// check a lingering wait makes (backends' Waiter and Pacer).
+template <class B>
+PURLIN_HD int find_mismatch(const B& be, const FingerprintWatch& w, std::uint64_t& theirs) {
+  if (!w.active()) return -1;
+  for (int q = 0; q < w.pk.ranks; ++q) {
+    const Packet seen = be.load_packet(w.of(q));
+    if (w.differs(seen.flag, seen.payload)) {
+      theirs = seen.payload;
+      return q;
+    }
+  }
+  return -1;
 }
 
 // This lane's first look at the fingerprint of peer `lane`, taken when the launch starts so
@@ -167,16 +186,22 @@ PURLIN_HD bool confirm(const B& be, const FingerprintWatch& w, std::uint64_t pro
 }
 
 // One worker's fingerprint check of one launch, as the engine runs it: constructed when the
-// launch starts (watch, announce, look), finish() when its role's work is done.
+// launch starts (watch; a consumer also announces and looks), finish() when its role's work is
+// done. Only consumers (role group 1 and on) announce, spread over them: a stager's first
+// barrier would otherwise wait for an announcing leader's table lookup and store, on every
+// call's critical path, while consumers spend that time waiting for data anyway.
 template <class B>
 class CallCheck {
  public:
   PURLIN_HD CallCheck(const B& be, const Handle& h, unsigned half, Flag flag, std::uint64_t own,
-                      int worker, int workers)
-      : be_(be), w_{h.packets[h.rank], h.packet_layout(), half, flag, own, h.rank} {
+                      const Plan& plan, int worker)
+      : be_(be), w_{h.packets, h.packet_layout(), half, flag, own, h.rank} {
     be.watch(w_);
-    announce(be, h, w_, worker, workers);
-    seen_ = look(be, w_);
+    const int stagers = plan.group_size(0);
+    if (worker >= stagers) {
+      announce(be, h, w_, worker - stagers, plan.workers() - stagers);
+      seen_ = look(be, w_);
+    }
   }
 
   // The launch's status once a worker that read from `producers` is done: a consumer's

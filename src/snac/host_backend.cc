@@ -22,15 +22,7 @@ std::string HostControl::report() const {
 }
 
 int HostBackend::find_mismatch(std::uint64_t& theirs) const {
-  if (!watch_.active()) return -1;
-  for (int q = 0; q < watch_.pk.ranks; ++q) {
-    const Packet seen = load_packet(watch_.of(q));
-    if (watch_.differs(seen.flag, seen.payload)) {
-      theirs = seen.payload;
-      return q;
-    }
-  }
-  return -1;
+  return snac::find_mismatch(*this, watch_, theirs);
 }
 
 bool HostBackend::mismatch(int peer, std::uint64_t theirs) const {

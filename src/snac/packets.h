@@ -68,63 +68,6 @@ PURLIN_HD std::uint64_t scaled_payload(std::uint64_t payload, OpArg<E> arg) {
 
 }  // namespace detail
 
-// One item a latency stager pushes: `bytes` from `src`, into packets from index `at0` of this
-// producer's area in the buffer of every rank in `readers` (bit q: rank q).
-struct PushItem {
-  const std::byte* src = nullptr;
-  std::size_t bytes = 0;
-  std::size_t at0 = 0;
-  std::uint64_t readers = 0;
-};
-
-// A stager's items as one stream of packets per lane: a lane loads the payloads of up to
-// kPacketBatch packets, of one item or several, before it stores any, so the loads of a
-// team's items are in flight together instead of one item's round trip after another.
-// `next(item)` yields the team's items in order (false: none left); `ready()` runs once,
-// on every lane, after the first loads and before the first store (the engine waits there
-// for the half's release); `scale(payload)` transforms a payload before it is stored.
-// False when ready() failed.
-template <class B, class Next, class Ready, class Scale>
-PURLIN_HD bool push_stream(const B& be, Packet* const* packets, int ranks, Flag flag, Next&& next,
-                           Ready&& ready, Scale&& scale) {
-  constexpr int kB = detail::kPacketBatch;
-  const auto lane = static_cast<std::size_t>(be.lane());
-  const auto lanes = static_cast<std::size_t>(be.lanes());
-  PushItem it;
-  bool live = next(it);
-  if (!live) return true;  // the same on every lane: next() does not depend on the lane
-  std::size_t p = lane;
-  bool first = true;
-  do {  // every lane runs the first round, which holds ready()'s barrier
-    std::uint64_t payload[kB];
-    std::size_t at[kB];
-    std::uint64_t readers[kB];
-    int m = 0;
-    while (live && m < kB) {
-      const std::size_t count = layout::detail::ceil_div(it.bytes, kPacketPayload);
-      if (p >= count) {
-        live = next(it);
-        p = lane;
-        continue;
-      }
-      const std::size_t off = p * kPacketPayload;
-      payload[m] = scale(detail::load_payload(it.src + off, it.bytes - off));
-      at[m] = it.at0 + p;
-      readers[m] = it.readers;
-      ++m;
-      p += lanes;
-    }
-    if (first && !ready()) return false;
-    first = false;
-    for (int b = 0; b < m; ++b) {
-      for (int q = 0; q < ranks; ++q) {
-        if ((readers[b] >> q) & 1u) be.put_packet(packets[q] + at[b], payload[b], flag);
-      }
-    }
-  } while (live);
-  return true;
-}
-
 // This launch's packets (flag `flag`, staging half `half`) in one rank's packet buffer, read by
 // one thread of a worker; E and Op are the call's, so a reduction combines as the Atom does.
 // Where the packets of one output region come from: the producer, and the packet of its area

@@ -25,40 +25,10 @@ out=$2
 [[ -x $bin ]] || { echo "error: $bin not found (build the native_peer_death target)" >&2; exit 2; }
 mkdir -p -- "$out" || exit 2
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "run_peer_death.sh: SKIPPED: starting an MPS daemon needs root"
-  exit 0
-fi
-if ! command -v nvidia-cuda-mps-control > /dev/null; then
-  echo "run_peer_death.sh: SKIPPED: nvidia-cuda-mps-control not found"
-  exit 0
-fi
-if ! nvidia-smi -L > /dev/null 2>&1; then
-  echo "run_peer_death.sh: SKIPPED: no NVIDIA GPU visible"
-  exit 0
-fi
-
-tmp=$(mktemp -d)
-# A private daemon, as in run_mps.sh, and CUDA's default queue count for the same reason.
-export CUDA_MPS_PIPE_DIRECTORY=$tmp/pipe
-export CUDA_MPS_LOG_DIRECTORY=$out/mps_log
+# shellcheck source=tests/integration/mps_daemon.sh
+source "$(dirname "$0")/mps_daemon.sh"
+start_private_mps run_peer_death.sh "$out"
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-unset CUDA_DEVICE_MAX_CONNECTIONS
-
-# shellcheck disable=SC2317  # run by the EXIT trap
-stop_mps() {
-  echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
-  rm -rf -- "$tmp"
-}
-trap stop_mps EXIT
-trap 'exit 130' INT TERM
-
-if ! nvidia-cuda-mps-control -d; then
-  echo "run_peer_death.sh: FAIL: could not start the MPS control daemon"
-  exit 1
-fi
-echo "MPS control daemon started (pipes: $CUDA_MPS_PIPE_DIRECTORY, logs: $CUDA_MPS_LOG_DIRECTORY)"
 
 timeout_s=${DEATH_TIMEOUT:-180}
 failed=0

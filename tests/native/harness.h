@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,5 +96,26 @@ class GpuTest : public ::testing::Test {
 
 template <class P>
 class GpuTestWithParam : public GpuTest, public ::testing::WithParamInterface<P> {};
+
+// Sets an environment variable for one scope (a communicator reads PURLIN_TIMEOUT_S when it is
+// created: set for one world only), then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* v = std::getenv(name)) {
+      had_ = true;
+      saved_ = v;
+    }
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, saved_.c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string saved_;
+};
 
 }  // namespace purlin::native_test

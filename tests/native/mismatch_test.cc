@@ -18,18 +18,6 @@ namespace {
 
 class Mismatch : public GpuTest {};
 
-// PURLIN_TIMEOUT_S is read when a communicator is created: set for this world only.
-class ScopedTimeout {
- public:
-  explicit ScopedTimeout(const char* seconds) {
-    if (const char* v = std::getenv("PURLIN_TIMEOUT_S")) saved_ = v;
-    setenv("PURLIN_TIMEOUT_S", seconds, 1);
-  }
-  ~ScopedTimeout() { saved_.empty() ? unsetenv("PURLIN_TIMEOUT_S") : setenv("PURLIN_TIMEOUT_S", saved_.c_str(), 1); }
-
- private:
-  std::string saved_;
-};
 
 constexpr std::size_t kCount = 1 << 16;  // floats per buffer: room for every call below
 
@@ -41,7 +29,7 @@ void expect_mismatch(const std::function<ncclResult_t(int, float*, float*, World
   std::string error;
   std::unique_ptr<World> w;
   {
-    const ScopedTimeout timeout("30");
+    const ScopedEnv timeout("PURLIN_TIMEOUT_S", "30");
     w = World::create(2, &error);
   }
   ASSERT_TRUE(w) << error;

@@ -16,24 +16,12 @@ namespace {
 
 class Stall : public GpuTest {};
 
-// PURLIN_TIMEOUT_S is read when a communicator is created: set for this world only.
-class ScopedTimeout {
- public:
-  explicit ScopedTimeout(const char* seconds) {
-    if (const char* v = std::getenv("PURLIN_TIMEOUT_S")) saved_ = v;
-    setenv("PURLIN_TIMEOUT_S", seconds, 1);
-  }
-  ~ScopedTimeout() { saved_.empty() ? unsetenv("PURLIN_TIMEOUT_S") : setenv("PURLIN_TIMEOUT_S", saved_.c_str(), 1); }
-
- private:
-  std::string saved_;
-};
 
 TEST_F(Stall, MissingPeerTimesOutAndTheErrorNamesTheWord) {
   std::string error;
   std::unique_ptr<World> w;
   {
-    const ScopedTimeout timeout("0.5");
+    const ScopedEnv timeout("PURLIN_TIMEOUT_S", "0.5");
     w = World::create(2, &error);
   }
   ASSERT_TRUE(w) << error;
