@@ -24,12 +24,16 @@
 #include <thread>
 #include <vector>
 
+#include "id_file.h"
+
 namespace {
 
+using purlin::native_test::kIdWaitSeconds;
+using purlin::native_test::publish_id;
+using purlin::native_test::read_id;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr int kIdWaitSeconds = 60;
 constexpr int kIters = 40;
 constexpr int kKillAt = 10;                  // the victim dies inside this iteration's AllReduce
 constexpr std::size_t kCount = 16u << 20;    // floats: 64 MiB, long enough to be caught mid-flight
@@ -43,26 +47,6 @@ void check(bool ok, const std::string& what) {
   std::printf("[rank %d] %s %s\n", g_rank, ok ? "PASS" : "FAIL", what.c_str());
   std::fflush(stdout);
   g_failed += ok ? 0 : 1;
-}
-
-bool publish_id(const std::string& path, const ncclUniqueId& id) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(id.internal, sizeof id.internal);
-    if (!out.good()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-bool read_id(const std::string& path, ncclUniqueId* id) {
-  const auto deadline = Clock::now() + std::chrono::seconds(kIdWaitSeconds);
-  while (Clock::now() < deadline) {
-    std::ifstream in(path, std::ios::binary);
-    if (in.read(id->internal, sizeof id->internal)) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return false;
 }
 
 bool join(const std::string& path, int rank, int n, ncclComm_t* comm) {
