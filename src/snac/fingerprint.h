@@ -4,8 +4,8 @@
 // starts by pushing its call's fingerprint into every peer's buffer as one packet (flag: the
 // launch's packet flag, so the epoch is the call's sequence number), and
 //  - a consumer, when it is done with a launch, confirms the fingerprint of every producer it
-//    read from: it is there (its producer stored it before anything else of the launch) and
-//    must equal its own;
+//    read from: the producer's consumer workers stored it when its launch started (waited for
+//    if not there yet), and it must equal its own;
 //  - a wait that lingers checks every peer's fingerprint each time it checks the abort word,
 //    so a rank starved by a peer that called something else ends as soon as that peer starts.
 // A fingerprint with a later flag is a peer already past this call: nothing to compare. Either
