@@ -58,6 +58,9 @@ struct Case {
   int v_seed = 0;
   // AllToAllV in place with receive partitions unlike its send partitions: must be refused.
   bool v_unequal = false;
+  // Element index of every rank's first input value (values.h: value_index): calls that differ
+  // only here carry different data, so a stale or torn packet of the call before shows.
+  std::size_t salt = 0;
 };
 
 std::string case_name(const Case& c);

@@ -149,7 +149,7 @@ bool Runner::prepare(const Case& c, std::string* error) {
       s.send = s.send_buffer.get() + kGuard + c.send_shift;
       s.recv = s.recv_buffer.get() + kGuard + c.recv_shift;
     }
-    if (e == cudaSuccess) e = fill_input(s.send, es, tables_.get(c.type), rank, 0, p.send_elems, st);
+    if (e == cudaSuccess) e = fill_input(s.send, es, tables_.get(c.type), rank, c.salt, p.send_elems, st);
     if (e != cudaSuccess) {
       *error = "rank " + std::to_string(rank) + ": buffer setup: " + cudaGetErrorString(e);
       return false;
@@ -273,7 +273,7 @@ std::string Runner::check_bytes() {
       auto [it, fresh] = reduced.try_emplace({w.src, w.len});
       if (!fresh) continue;
       it->second.resize(w.len * es);
-      reference_reduce(c.type, c.op, nranks_, w.src, w.len, it->second.data());
+      reference_reduce(c.type, c.op, nranks_, c.salt + w.src, w.len, it->second.data());
     }
   }
 
@@ -284,7 +284,7 @@ std::string Runner::check_bytes() {
     const RankPlan& p = s.plan;
     s.expected.resize(std::max(s.recv_framed, s.send_framed));
     unsigned char* base = s.expected.data() + kGuard + c.recv_shift;
-    if (p.in_place) input_tasks(c.type, s.local.rank, 0, p.send_elems, base + p.send_at * es, &inputs);
+    if (p.in_place) input_tasks(c.type, s.local.rank, c.salt, p.send_elems, base + p.send_at * es, &inputs);
     unsigned char* out = base + p.recv_at * es;
     for (const Segment& w : p.writes) {
       if (w.len == 0) continue;
@@ -292,7 +292,7 @@ std::string Runner::check_bytes() {
         const unsigned char* from = reduced.at({w.src, w.len}).data();
         writes.push_back([=] { std::memcpy(out + w.dst * es, from, w.len * es); });
       } else {
-        input_tasks(c.type, w.src_rank, w.src, w.len, out + w.dst * es, &writes);
+        input_tasks(c.type, w.src_rank, c.salt + w.src, w.len, out + w.dst * es, &writes);
       }
     }
   }
@@ -328,7 +328,7 @@ std::string Runner::check_bytes() {
   for (auto& sp : slots_) {
     Slot& s = *sp;
     if (s.send_framed != 0) {
-      input_tasks(c.type, s.local.rank, 0, s.plan.send_elems, s.expected.data() + kGuard + c.send_shift, &inputs);
+      input_tasks(c.type, s.local.rank, c.salt, s.plan.send_elems, s.expected.data() + kGuard + c.send_shift, &inputs);
     }
   }
   run_tasks(inputs, big);
