@@ -197,9 +197,11 @@ Result make_args(const Call& call, const snac::Handle& h, const snac::Policy& po
   // What every rank passes alike: NCCL's count except for V collectives, whose counts differ
   // per rank by design; the op only where there is one, the root only where it matters.
   static_assert(snac::kFingerprintCollectives == kCollectives);
-  args.fingerprint = snac::Fingerprint::make(
-      static_cast<int>(call.collective), call.type, C::reduces ? call.op : 0,
-      C::root_role != layout::Root::none ? call.root : 0, C::Input::variable ? 0 : call.count);
+  if (policy.check_calls) {
+    args.fingerprint = snac::Fingerprint::make(
+        static_cast<int>(call.collective), call.type, C::reduces ? call.op : 0,
+        C::root_role != layout::Root::none ? call.root : 0, C::Input::variable ? 0 : call.count);
+  }
 
   if constexpr (C::Input::variable) {
     if (Result r = variable_shapes<C, E>(call, n, scale, tables, args); !r.ok()) return r;

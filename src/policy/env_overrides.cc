@@ -111,6 +111,7 @@ snac::Policy apply_env(snac::Policy p) {
   override_size("PURLIN_SPREAD_MIN_BYTES", 16, p.spread_min_bytes);
   override_size("PURLIN_RANK_ROLES_MIN_BYTES", 0, p.rank_roles_min_bytes);
   override_switch("PURLIN_ZERO_COPY", p.zero_copy);
+  override_switch("PURLIN_CHECK_CALLS", p.check_calls);
   // Roles given explicitly are used as given, also where the table would balance a budget.
   if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;
   override_roles("PURLIN_LATENCY_ROLES", p.latency);

@@ -97,6 +97,12 @@ struct Policy {
   // AllToAll, which stages all of its input, moves twice the bytes its output needs.
   bool zero_copy = true;
 
+  // Every native call carries its fingerprint and consumers compare their producers'
+  // (fingerprint.h: mismatch detection). Off, a call on mismatched ranks hangs until the
+  // timeout or corrupts memory, as NCCL's would. On, a call of up to 32 KiB costs 0.4-0.9 us
+  // more (4-9%; 8 ranks sharing one H100, perf/snac/results/h100-20261206-items/checkcalls).
+  bool check_calls = true;
+
   PURLIN_HD const Roles& roles(Regime r) const {
     return r == Regime::latency ? latency : throughput;
   }
