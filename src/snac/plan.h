@@ -501,11 +501,17 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     const auto consumer_regions = [&](bool reduces, bool last, int regions) {
       return !reduces && last && !own_regions ? 1 : regions;
     };
-    fit(plan.roles.stagers, P::F::Input::regions(h.ranks));
+    // A rank that is no producer (Broadcast off the root) or no consumer (Reduce off the root,
+    // in one hop) has no item in that group: it keeps one worker, which only releases.
+    const bool stages = P::F::is_producer(h.rank, args.root);
+    fit(plan.roles.stagers, stages ? P::F::Input::regions(h.ranks) : 0);
     const int n = h.ranks;
+    const bool consumes = plan.one_hop ? C::is_consumer(h.rank, args.root)
+                                       : P::F::is_consumer(h.rank, args.root);
     fit(plan.roles.consumers,
-        plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(n))
-                     : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(n)));
+        !consumes      ? 0
+        : plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(n))
+                       : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(n)));
     if (plan.groups == 3) {
       fit(plan.roles.finishers, consumer_regions(P::G::reduces, true, P::G::Output::regions(n)));
     }

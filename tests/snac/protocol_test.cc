@@ -230,6 +230,34 @@ TEST(Plan, RankRolesFollowTheElementsEachRankMoves) {
   }
 }
 
+// Latency roles are a ceiling cut to the items a rank has: off the root, Broadcast's stagers
+// and Reduce's one-hop consumers have none and keep one worker each, while the root and every
+// rank of an unrooted call keep theirs.
+TEST(Plan, LatencyGroupsWithoutItemsKeepOneWorker) {
+  Policy p;
+  p.latency = Roles{4, 10, 2, 1};
+  Handle h = geometry(8, 1 << 20, 64, 1 << 16, 16);
+  Args<L::Broadcast, float> bc = fixed_args<L::Broadcast>(0, 8);
+  bc.root = 2;
+  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(2048, 8, bc.root, 4, false);
+  Args<L::Reduce, float> red;
+  red.root = 2;
+  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(2048, 8, red.root, 4, false);
+  for (int r = 0; r < 8; ++r) {
+    h.rank = r;
+    const PlanResult b = make_plan(p, h, bc);
+    ASSERT_EQ(b.status, Status::ok);
+    ASSERT_EQ(b.plan.regime, Regime::latency);
+    EXPECT_EQ(b.plan.roles.stagers == 1, r != bc.root) << r;
+    EXPECT_GT(b.plan.roles.consumers, 0) << r;
+    const PlanResult d = make_plan(p, h, red);
+    ASSERT_EQ(d.status, Status::ok);
+    ASSERT_TRUE(d.plan.one_hop);
+    EXPECT_GT(d.plan.roles.stagers, 1) << r;
+    EXPECT_EQ(d.plan.roles.consumers == 1, r != red.root) << r;
+  }
+}
+
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
   for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
     for (int parts : {1, 2, 3, 7}) {
