@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Purlin beside a reference NCCL with one rank per process, the processes sharing GPU 0 under a
+# private MPS daemon: mps_bench (one rank per process, the DESIGN.md section 7 method) on each
+# library, then both side by side with summarize.py --compare (compare.sh does the same for
+# ranks as threads).
+#
+# Usage, from the repository root, after building mps_bench (README.md), as root:
+#   perf/snac/compare_mps.sh OUTDIR REFERENCE
+# REFERENCE: a libnccl.so.2 (NCCL 2.30 or later: earlier ones refuse two ranks on one GPU).
+# Environment:
+#   PURLIN_BUILD_DIR  build directory with perf/snac/mps_bench and Purlin's libnccl.so.2 (default: build)
+#   MPS_RANKS         processes (default 4)
+#   MPS_ARGS          mps_bench arguments of every run (default: AllReduce and AllGather, 1K-256M)
+#   MPS_TIMEOUT       seconds a library's run may take before its processes are killed (default 300)
+#   COMPARE_SMS       the GPU's SMs (default 132): the reference gets NCCL_MAX_CTAS = COMPARE_SMS / N,
+#                     as in compare.sh
+# Leaves in OUTDIR: purlin_rN.csv, nccl_rN.csv, one log per process and library, environment.txt,
+# compare.csv, summary.md, speedup.png. Exit status 1 when a run failed, 2 on bad usage; without
+# root, MPS or a GPU it reports SKIPPED and exits 0.
+set -u -o pipefail
+
+out=${1:?usage: perf/snac/compare_mps.sh OUTDIR REFERENCE}
+reference=${2:?usage: perf/snac/compare_mps.sh OUTDIR REFERENCE}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${PURLIN_BUILD_DIR:-$root/build}
+bench=$build/perf/snac/mps_bench
+purlin_lib=$build/nccl_shim/libnccl.so.2
+n=${MPS_RANKS:-4}
+args=${MPS_ARGS:---min 1K --max 256M --collectives AllReduce,AllGather}
+limit=${MPS_TIMEOUT:-300}
+sms=${COMPARE_SMS:-132}
+
+for f in "$reference" "$bench" "$purlin_lib"; do
+  [ -f "$f" ] || { echo "compare_mps.sh: $f: no such file" >&2; exit 2; }
+done
+mkdir -p "$out"
+absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+out=$(cd "$out" && pwd)
+bench=$(absolute "$bench")
+purlin_lib=$(absolute "$purlin_lib")
+reference=$(absolute "$reference")
+
+# shellcheck source=tests/integration/mps_daemon.sh
+source "$root/tests/integration/mps_daemon.sh"
+start_private_mps compare_mps.sh "$out"
+
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "commit: $(git -C "$root" describe --always --dirty --abbrev=40 2>/dev/null || echo unknown)"
+  echo "purlin library: $purlin_lib ($(sha256sum < "$purlin_lib" | cut -c1-16))"
+  echo "reference: $reference ($(sha256sum < "$reference" | cut -c1-16))"
+  echo "processes: $n under MPS; timeout per library: $limit s"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv 2>&1
+  echo "commands (one per process, R = 0..$((n - 1))):"
+} > "$out/environment.txt"
+
+status=0
+# run LABEL SETTINGS...: n processes of mps_bench, waited for together.
+run() {
+  local label=$1
+  shift
+  local id="$tmp/$label.id"
+  # shellcheck disable=SC2206  # args is a list of words
+  local cmd=(env -u NCCL_MAX_CTAS NCCL_NVLS_ENABLE=0 "$@" "$bench" "$out" --ranks "$n" --id-file "$id"
+             --label "$label" --csv "${label}_r$n.csv" $args)
+  echo "  $(printf '%q ' "${cmd[@]}") --rank R" >> "$out/environment.txt"
+  echo "== $label, $n processes"
+  local pids=()
+  for ((r = 0; r < n; ++r)); do
+    timeout -s KILL "$limit" "${cmd[@]}" --rank "$r" > "$out/${label}_r${n}_rank$r.log" 2>&1 &
+    pids+=($!)
+  done
+  local rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  grep -hE "^library |failed|error" "$out/${label}_r${n}"_rank*.log | head -n 10
+  local rows
+  rows=$(tail -n +2 "$out/${label}_r$n.csv" 2> /dev/null | grep -c .)
+  echo "   exit status $rc, $rows sizes measured"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+run purlin "LD_PRELOAD=$purlin_lib"
+run nccl NCCL_MULTI_RANK_GPU_ENABLE=1 "NCCL_MAX_CTAS=$((sms / n))" "LD_PRELOAD=$reference"
+
+python3 "$here/summarize.py" --compare "$out" > "$out/summarize.log" 2>&1 || status=1
+cat "$out/summarize.log"
+[ -f "$out/summary.md" ] && awk '/^### Per size/ { skip = 1 } /^## / { skip = 0 } !skip' "$out/summary.md"
+exit $status
