@@ -38,16 +38,9 @@ if [ -z "$reference" ]; then
   echo "compare.sh: no reference NCCL: pass REFERENCE or set PURLIN_REFERENCE_NCCL" >&2
   exit 2
 fi
-for f in "$reference" "$bench" "$purlin_lib"; do
-  [ -f "$f" ] || { echo "compare.sh: $f: no such file" >&2; exit 2; }
-done
-mkdir -p "$out"
-# Absolute paths: LD_PRELOAD and the recorded commands must not depend on the directory.
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
-out=$(cd "$out" && pwd)
-bench=$(absolute "$bench")
-purlin_lib=$(absolute "$purlin_lib")
-reference=$(absolute "$reference")
+# shellcheck source=perf/snac/paths.sh
+source "$here/paths.sh"
+resolve_paths compare.sh
 
 nccl_lib=$reference
 case "$reference" in

@@ -31,15 +31,9 @@ args=${MPS_ARGS:---min 1K --max 256M --collectives AllReduce,AllGather}
 limit=${MPS_TIMEOUT:-300}
 sms=${COMPARE_SMS:-132}
 
-for f in "$reference" "$bench" "$purlin_lib"; do
-  [ -f "$f" ] || { echo "compare_mps.sh: $f: no such file" >&2; exit 2; }
-done
-mkdir -p "$out"
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
-out=$(cd "$out" && pwd)
-bench=$(absolute "$bench")
-purlin_lib=$(absolute "$purlin_lib")
-reference=$(absolute "$reference")
+# shellcheck source=perf/snac/paths.sh
+source "$here/paths.sh"
+resolve_paths compare_mps.sh
 
 # shellcheck source=tests/integration/mps_daemon.sh
 source "$root/tests/integration/mps_daemon.sh"
