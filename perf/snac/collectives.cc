@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace purlin::snac_bench {
 
@@ -131,6 +132,20 @@ ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t
                               stream);
   }
   return ncclInternalError;
+}
+
+bool parse_bytes(const std::string& s, std::size_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (end == s.c_str()) return false;
+  std::size_t scale = 1;
+  const std::string unit = end;
+  if (unit == "K" || unit == "k") scale = std::size_t{1} << 10;
+  else if (unit == "M" || unit == "m") scale = std::size_t{1} << 20;
+  else if (unit == "G" || unit == "g") scale = std::size_t{1} << 30;
+  else if (!unit.empty()) return false;
+  *out = static_cast<std::size_t>(v) * scale;
+  return true;
 }
 
 }  // namespace purlin::snac_bench

@@ -31,6 +31,8 @@ inline constexpr std::size_t kElemBytes = 2;  // bf16
 
 const char* name(Coll c);
 bool parse(const std::string& s, Coll* c);  // case-insensitive name
+// A byte count with an optional K, M or G suffix (powers of two); false if s is none.
+bool parse_bytes(const std::string& s, std::size_t* out);
 
 // One rank's side of a call of `bytes` bytes on n ranks. count is NCCL's count argument (0 when
 // bytes cannot be cut into n nonempty bf16 partitions).

@@ -52,29 +52,17 @@ struct Options {
   std::string csv = "mps.csv";
 };
 
-std::size_t parse_bytes(const std::string& s) {
-  char* end = nullptr;
-  std::size_t v = std::strtoull(s.c_str(), &end, 10);
-  switch (end != nullptr ? *end : '\0') {
-    case 'K': case 'k': v <<= 10; break;
-    case 'M': case 'm': v <<= 20; break;
-    case 'G': case 'g': v <<= 30; break;
-    default: break;
-  }
-  return v;
-}
-
 bool parse_options(int argc, char** argv, Options* o) {
   if (argc < 2 || argv[1][0] == '-') return false;
   o->outdir = argv[1];
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
-    if (flag == "--rank") o->rank = std::atoi(value.c_str());
+    if (flag == "--min" || flag == "--max") {
+      if (!parse_bytes(value, flag == "--min" ? &o->min_bytes : &o->max_bytes)) return false;
+    } else if (flag == "--rank") o->rank = std::atoi(value.c_str());
     else if (flag == "--ranks") o->ranks = std::atoi(value.c_str());
     else if (flag == "--id-file") o->id_file = value;
-    else if (flag == "--min") o->min_bytes = parse_bytes(value);
-    else if (flag == "--max") o->max_bytes = parse_bytes(value);
     else if (flag == "--calls") o->max_calls = std::atoi(value.c_str());
     else if (flag == "--replays") o->replays = std::atoi(value.c_str());
     else if (flag == "--label") o->label = value;

@@ -52,20 +52,6 @@ bool plain_word(const std::string& s) {
   return !s.empty() && s.find_first_of(",\"' \t\n/") == std::string::npos;
 }
 
-bool parse_bytes(const std::string& s, std::size_t* out) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
-  std::size_t scale = 1;
-  const std::string unit = end;
-  if (unit == "K" || unit == "k") scale = std::size_t{1} << 10;
-  else if (unit == "M" || unit == "m") scale = kMiB;
-  else if (unit == "G" || unit == "g") scale = std::size_t{1} << 30;
-  else if (!unit.empty()) return false;
-  *out = static_cast<std::size_t>(v) * scale;
-  return true;
-}
-
 bool parse_options(int argc, char** argv, Options* o) {
   if (argc < 2 || argv[1][0] == '-') return false;
   o->outdir = argv[1];
