@@ -44,6 +44,16 @@ HostWorld::HostWorld(const HostWorldConfig& config) : config_(config), control_(
     m.epochs.assign(static_cast<std::size_t>(config.workers), 0);
     m.counters.assign(ctr.words(), 0);
     m.scratch.assign(pk.scratch_bytes(), std::byte{0});
+    m.pair_staging.assign(static_cast<std::size_t>(config.ranks) * config.pair_slots * config.pair_chunk_bytes,
+                          std::byte{0});
+    m.pair_signals.assign(PairSignalLayout{config.ranks, config.pair_slots, config.pair_packet_slots}.words(), 0);
+    m.pair_packets.assign(
+        PairPacketLayout{config.ranks, config.pair_packet_slots, config.pair_packet_bytes / kPacketPayload}.packets(),
+        Packet{0, 0});
+    m.pair_sequences.assign(static_cast<std::size_t>(config.workers) * n * kPairCounters, 0);
+    pair_staging_.push_back(m.pair_staging.data());
+    pair_signals_.push_back(m.pair_signals.data());
+    pair_packets_.push_back(m.pair_packets.data());
     staging_.push_back(m.staging.data());
     signals_.push_back(m.signals.data());
     packets_.push_back(m.packets.data());
@@ -65,6 +75,19 @@ HostWorld::HostWorld(const HostWorldConfig& config) : config_(config), control_(
     h.counters = m.counters.data();
     h.scratch = m.scratch.data();
     handles_.push_back(h);
+    PairHandle p;
+    p.rank = r;
+    p.ranks = config.ranks;
+    p.staging = pair_staging_.data();
+    p.signals = pair_signals_.data();
+    p.chunk_bytes = config.pair_chunk_bytes;
+    p.slots = config.pair_slots;
+    p.packets = pair_packets_.data();
+    p.packet_chunk_bytes = config.pair_packet_bytes;
+    p.packet_slots = config.pair_packet_slots;
+    p.sequences = m.pair_sequences.data();
+    p.sequence_slots = config.workers;
+    pair_handles_.push_back(p);
   }
 }
 

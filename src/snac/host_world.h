@@ -22,6 +22,7 @@
 #include "snac/engine.h"
 #include "snac/handle.h"
 #include "snac/host_backend.h"
+#include "snac/pairs.h"
 #include "snac/plan.h"
 #include "snac/policy.h"
 
@@ -34,6 +35,10 @@ struct HostWorldConfig {
   std::size_t packet_capacity = 1024;   // packets per (phase, half, producer); 0: no latency
   int workers = 8;                      // threads per rank (the most CTAs a launch may use)
   bool inputs_peer_visible = true;      // threads share one address space (Handle)
+  std::size_t pair_chunk_bytes = 1024;  // point-to-point (pairs.h): bytes per chunk
+  std::uint32_t pair_slots = 3;         // and ring slots per (sender, receiver)
+  std::size_t pair_packet_bytes = 96;   // transfers up to this size travel as packets
+  std::uint32_t pair_packet_slots = 2;
   std::chrono::milliseconds timeout{30000};
 };
 
@@ -48,6 +53,7 @@ class HostWorld {
 
   const HostWorldConfig& config() const { return config_; }
   const Handle& handle(int rank) const { return handles_[static_cast<std::size_t>(rank)]; }
+  const PairHandle& pair_handle(int rank) const { return pair_handles_[static_cast<std::size_t>(rank)]; }
   const HostControl& control() const { return control_; }
 
   // Runs calls 0 .. calls-1 on every rank, each by `threads` threads per rank (0: one per epoch
@@ -64,6 +70,10 @@ class HostWorld {
     std::vector<Epoch> epochs;
     std::vector<std::uint64_t> counters;
     std::vector<std::byte> scratch;
+    std::vector<std::byte> pair_staging;
+    std::vector<Flag> pair_signals;
+    std::vector<Packet> pair_packets;
+    std::vector<std::uint64_t> pair_sequences;
   };
 
   class RankBarrier;
@@ -91,6 +101,10 @@ class HostWorld {
   std::vector<Flag*> signals_;
   std::vector<Packet*> packets_;
   std::vector<Handle> handles_;
+  std::vector<std::byte*> pair_staging_;
+  std::vector<Flag*> pair_signals_;
+  std::vector<Packet*> pair_packets_;
+  std::vector<PairHandle> pair_handles_;
 };
 
 // One worker's part of one call: plan (identically on every rank), then run the engine if this
@@ -102,6 +116,13 @@ Status host_launch(const HostBackend& be, const Handle& h, const Policy& policy,
   if (planned.status != Status::ok) return planned.status;
   if (be.worker() >= planned.plan.workers()) return Status::ok;
   return run<C, E, Op>(be, h, planned.plan, args);
+}
+
+// One worker's part of a point-to-point launch (pairs.h); workers beyond the launch's sit it out.
+template <int N>
+Status host_pair_launch(const HostBackend& be, const PairHandle& h, const PairLaunch<N>& launch) {
+  if (be.worker() >= launch.workers) return Status::ok;
+  return run_pairs(be, h, launch);
 }
 
 }  // namespace purlin::snac

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "snac/handle.h"
+#include "snac/pairs.h"
 
 namespace purlin::snac {
 
@@ -57,6 +58,32 @@ inline std::string name_packet(const PacketLayout& l, std::size_t index) {
   return "packet " + std::to_string(index % l.capacity) + " from rank " +
          std::to_string(t % ranks) + " (phase " + std::to_string(t / ranks / 2) + ", half " +
          std::to_string(t / ranks % 2) + ")";
+}
+
+// The word at `index` of a rank's point-to-point signal array (pairs.h), e.g. "point-to-point
+// ready word from rank 3 (slot 1)".
+inline std::string name_pair_signal(const PairSignalLayout& l, std::size_t index) {
+  const std::size_t slots = l.slots;
+  const auto ranks = static_cast<std::size_t>(l.ranks);
+  if (slots == 0 || index >= l.words()) return "word " + std::to_string(index) + " past the point-to-point words";
+  if (index >= l.packet_ack(0, 0)) {
+    const std::size_t t = index - l.packet_ack(0, 0);
+    return "point-to-point packet ack from receiver rank " + std::to_string(t / l.packet_slots) + " (packet slot " +
+           std::to_string(t % l.packet_slots) + ")";
+  }
+  const std::size_t t = index / slots;
+  static constexpr const char* kKinds[] = {"ready word from sender", "byte count from sender", "ack from receiver"};
+  return std::string("point-to-point ") + kKinds[t / ranks] + " rank " + std::to_string(t % ranks) + " (slot " +
+         std::to_string(index % slots) + ")";
+}
+
+// The packet at `index` of a rank's point-to-point packet buffer, e.g. "point-to-point packet 5
+// from rank 2 (packet slot 1)".
+inline std::string name_pair_packet(const PairPacketLayout& l, std::size_t index) {
+  if (l.per_slot == 0 || l.slots == 0 || index >= l.packets()) return "packet " + std::to_string(index) + " past the point-to-point packets";
+  const std::size_t t = index / l.per_slot;
+  return "point-to-point packet " + std::to_string(index % l.per_slot) + " from rank " + std::to_string(t / l.slots) +
+         " (packet slot " + std::to_string(t % l.slots) + ")";
 }
 
 // A word a wait polled, named from where it lies: in the rank's signal array (based at

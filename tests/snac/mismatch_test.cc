@@ -117,6 +117,41 @@ TEST_P(Mismatch, Collective) {
                   "AllGather(type 7, op 0, root 0, count 48)");
 }
 
+// Point-to-point (pairs.h): a receive whose count differs from the matching send's ends as a
+// mismatch at its first chunk, well before the waits' timeout, instead of misaligning every
+// later transfer of the pair.
+class PairMismatch : public ::testing::TestWithParam<std::pair<std::size_t, std::size_t>> {};
+
+// Both staged (100 B sent, 200 B expected) and as packets (40 and 64 B: up to 96 travel as
+// packets in a test world).
+TEST_P(PairMismatch, ReceiveCountDiffersFromTheSend) {
+  HostWorldConfig config;
+  config.ranks = 2;
+  config.workers = 2;
+  config.timeout = std::chrono::milliseconds(20000);
+  HostWorld world(config);
+  std::vector<std::byte> src(GetParam().first, std::byte{1});
+  std::vector<std::byte> dst(GetParam().second);
+  const PairOp send[] = {{src.data(), nullptr, src.size(), 1, PairDirection::send}};
+  const PairOp recv[] = {{nullptr, dst.data(), dst.size(), 0, PairDirection::recv}};
+  PairLaunch<kSmallPairOps> l0;
+  PairLaunch<kSmallPairOps> l1;
+  const char* what = "";
+  ASSERT_EQ(make_pair_launch(world.pair_handle(0), send, 1, 1, l0, &what), Status::ok);
+  ASSERT_EQ(make_pair_launch(world.pair_handle(1), recv, 1, 1, l1, &what), Status::ok);
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = world.run(1, [&](int rank, int, const HostBackend& be) {
+    return host_pair_launch(be, world.pair_handle(rank), rank == 0 ? l0 : l1);
+  });
+  EXPECT_EQ(s, Status::mismatch) << world.control().report();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Regimes, PairMismatch,
+                         ::testing::Values(std::pair<std::size_t, std::size_t>{100, 200},
+                                           std::pair<std::size_t, std::size_t>{40, 64}),
+                         [](const auto& info) { return info.param.first == 100 ? "staged" : "packets"; });
+
 INSTANTIATE_TEST_SUITE_P(Regimes, Mismatch, ::testing::Values(Regime::throughput, Regime::latency),
                          [](const auto& info) {
                            return info.param == Regime::latency ? "latency" : "throughput";

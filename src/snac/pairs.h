@@ -1,0 +1,535 @@
+// Point-to-point on SNAC: a rank's grouped sends and receives (ncclSend / ncclRecv inside one
+// ncclGroupStart/End) as one launch. The relation is a pair of ranks, not the communicator:
+// the sender stages a chunk in its own memory and notifies the receiver, the receiver consumes
+// it (pulls it out of the sender's staging) and acknowledges. Only the two ranks of a pair take
+// part, so coordination counts per ordered pair (sender, receiver), never communicator-wide: a
+// rank that calls nothing blocks nobody, and a pair's transfers keep their order across launches
+// as NCCL guarantees.
+//
+// Memory (PairHandle), separate from the collectives' (handle.h), so that a pair's traffic never
+// meets a collective's epoch or staging half:
+//   staging   per sender, a ring of `slots` chunks for each receiver (peer-visible)
+//   signals   per rank, 64-bit words (PairSignalLayout): ready and bytes written by a sender
+//             into the receiver's words, acks written by the receiver into the sender's
+//   packets   per receiver, `packet_slots` slots of packets for each sender (peer-visible)
+//   sequences rank-local: per worker slot, per peer and counter (PairCounter), the chunks that
+//             pair has moved in earlier launches (every worker slot holds the same values)
+//
+// Transfers up to PairHandle::packet_chunk_bytes travel as packets instead (one crossing, no
+// staging copy): the sender pushes 16-byte packets {8 payload bytes, flag} into its area of the
+// receiver's packet slot, the flag carrying the pair's packet sequence number and the byte count;
+// the receiver polls them, stores the payloads and acknowledges the slot. Packet chunks count
+// their own sequence, since they have their own slots.
+//
+// Chunk q of a pair (its sequence number, counted over the pair's whole life) uses slot
+// q mod slots. The sender waits until the receiver acknowledged q - slots, copies the chunk into
+// the slot and releases ready = q + 1; the receiver waits for ready >= q + 1, copies the chunk
+// out and releases ack = q + 1. Each word only grows. A chunk also carries the byte count of the
+// send it belongs to (the bytes word, written before ready), so a receive whose count differs
+// from the matching send's fails as a mismatch instead of misaligning every later transfer.
+//
+// Why it cannot deadlock (every worker of every launch co-resident, as for collectives): every
+// half of a transfer (a send on one rank, its receive on the other) has the key
+// (round, sender, position in the pair, chunk), where round = (receiver - sender) mod ranks;
+// both ranks compute the same key for the same chunk, make_pair_launch sorts a rank's transfers
+// by it, and each worker takes its chunks in increasing key. Consider the unfinished half with
+// the least key: its worker finished everything before it; a send waits only for the ack of an
+// earlier chunk of the same pair, a receive only for the send half of the same chunk, whose own
+// wait is on an earlier chunk. So the least one always proceeds. Self transfers (a send to and
+// a receive from this rank in one group) are local copies that wait for nothing.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/host_device.h"
+#include "snac/backend.h"
+#include "snac/handle.h"
+#include "snac/packets.h"
+#include "snac/plan.h"
+
+namespace purlin::snac {
+
+// Words of one rank's pair signal array.
+struct PairSignalLayout {
+  int ranks = 1;
+  std::uint32_t slots = 1;
+  std::uint32_t packet_slots = 0;
+
+  // Receiver's words, written by sender `src`: 1 + the sequence number of the chunk in `slot`.
+  PURLIN_HD constexpr std::size_t ready(int src, std::uint64_t slot) const {
+    return static_cast<std::size_t>(src) * slots + slot;
+  }
+  // Receiver's words, written by `src` before ready: the bytes of the send the chunk belongs to.
+  PURLIN_HD constexpr std::size_t bytes(int src, std::uint64_t slot) const {
+    return (static_cast<std::size_t>(ranks) + src) * slots + slot;
+  }
+  // Sender's words, written by receiver `dst`: 1 + the sequence number it consumed from `slot`.
+  PURLIN_HD constexpr std::size_t ack(int dst, std::uint64_t slot) const {
+    return (static_cast<std::size_t>(2) * ranks + dst) * slots + slot;
+  }
+  // Sender's words, written by receiver `dst`: 1 + the packet sequence number it consumed from
+  // packet slot `slot`.
+  PURLIN_HD constexpr std::size_t packet_ack(int dst, std::uint64_t slot) const {
+    return static_cast<std::size_t>(3) * ranks * slots + static_cast<std::size_t>(dst) * packet_slots + slot;
+  }
+  PURLIN_HD constexpr std::size_t words() const {
+    return static_cast<std::size_t>(3) * ranks * slots + static_cast<std::size_t>(ranks) * packet_slots;
+  }
+};
+
+// Packets of one rank's pair packet buffer: (sender, slot, packet).
+struct PairPacketLayout {
+  int ranks = 1;
+  std::uint32_t slots = 0;
+  std::size_t per_slot = 0;  // packets of one slot
+
+  PURLIN_HD constexpr std::size_t index(int src, std::uint64_t slot, std::size_t packet) const {
+    return (static_cast<std::size_t>(src) * slots + slot) * per_slot + packet;
+  }
+  PURLIN_HD constexpr std::size_t packets() const { return static_cast<std::size_t>(ranks) * slots * per_slot; }
+};
+
+// A packet's flag: the chunk's packet sequence number + 1 above the transfer's byte count, so
+// that it grows with the sequence and a receive of another count is seen in the first packet.
+inline constexpr int kPairPacketBytesBits = 32;
+PURLIN_HD constexpr Flag pair_packet_flag(std::uint64_t q, std::uint64_t bytes) {
+  return ((q + 1) << kPairPacketBytesBits) | bytes;
+}
+
+enum class PairDirection : std::uint32_t { send = 0, recv = 1, copy = 2 };
+
+// The counters of a pair: staged chunks and packet chunks each have their own slots and so their
+// own sequence, per direction.
+enum class PairCounter : std::uint32_t { send = 0, recv = 1, packet_send = 2, packet_recv = 3 };
+inline constexpr int kPairCounters = 4;
+
+struct PairHandle {
+  int rank = 0;
+  int ranks = 1;
+  // Peer-visible, indexed by rank, each pointer valid in this rank's address space.
+  std::byte* const* staging = nullptr;  // staging_bytes() each
+  Flag* const* signals = nullptr;       // PairSignalLayout{ranks, slots}.words() each
+  std::size_t chunk_bytes = 0;          // a multiple of 256
+  std::uint32_t slots = 1;              // ring slots per (sender, receiver)
+  // Small transfers (at most packet_chunk_bytes) travel as packets pushed into the receiver's
+  // buffer, written by each sender into its own area: one crossing, no staging copy.
+  Packet* const* packets = nullptr;     // packet_layout().packets() each
+  std::size_t packet_chunk_bytes = 0;   // a multiple of 8; 0: no packets
+  std::uint32_t packet_slots = 0;
+  // Rank-local: sequence_slots x ranks x kPairCounters words (sequence()).
+  std::uint64_t* sequences = nullptr;
+  int sequence_slots = 0;  // the most workers a launch may use
+
+  PURLIN_HD constexpr PairSignalLayout signal_layout() const { return {ranks, slots, packet_slots}; }
+  PURLIN_HD constexpr PairPacketLayout packet_layout() const {
+    return {ranks, packet_slots, packet_chunk_bytes / kPacketPayload};
+  }
+  // Whether a send or receive of `bytes` travels as packets (both ranks decide alike from the
+  // count they agree on).
+  PURLIN_HD constexpr bool packets_for(std::uint64_t bytes) const {
+    return packet_slots > 0 && bytes > 0 && bytes <= packet_chunk_bytes;
+  }
+  PURLIN_HD constexpr std::size_t staging_bytes() const {
+    return static_cast<std::size_t>(ranks) * slots * chunk_bytes;
+  }
+  // Where a sender keeps chunk `slot` for receiver `peer`, from the start of its staging.
+  PURLIN_HD constexpr std::size_t slot_offset(int peer, std::uint64_t slot) const {
+    return (static_cast<std::size_t>(peer) * slots + slot) * chunk_bytes;
+  }
+  PURLIN_HD std::uint64_t* sequence(int worker_slot, int peer, PairCounter c) const {
+    return sequences + (static_cast<std::size_t>(worker_slot) * ranks + peer) * kPairCounters +
+           static_cast<std::size_t>(c);
+  }
+  PURLIN_HD constexpr std::size_t sequence_words() const {
+    return static_cast<std::size_t>(sequence_slots) * ranks * kPairCounters;
+  }
+};
+
+// One transfer of a launch. send: `src` to `peer`; recv: `dst` from `peer`; copy: `src` to
+// `dst` on this rank (a matched send to and receive from itself). Workers first_worker ..
+// first_worker + workers - 1 move its chunks, worker first_worker + k the chunks k, k + workers,
+// ... (make_pair_launch assigns them).
+struct PairOp {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::uint64_t bytes = 0;
+  int peer = 0;
+  PairDirection direction = PairDirection::send;
+  std::uint32_t first_worker = 0;
+  std::uint32_t workers = 1;
+};
+
+// One rank's launch: its transfers in key order (make_pair_launch) and how many workers run
+// them. Passed by value to the kernel, so N bounds a group's transfers per communicator.
+template <int N>
+struct PairLaunch {
+  static constexpr int capacity = N;
+  int count = 0;
+  int workers = 1;
+  PairOp ops[N];
+};
+
+// The most transfers of one rank in one group: a send and a receive for each peer of the
+// largest native communicator, with room for several to one peer.
+inline constexpr int kMaxPairOps = 256;
+// Launches of at most this many transfers use the small parameter block.
+inline constexpr int kSmallPairOps = 16;
+
+// Chunks a transfer of `bytes` takes (a zero-byte transfer takes none and waits for nothing).
+PURLIN_HD constexpr std::uint64_t pair_chunks(std::uint64_t bytes, std::size_t chunk_bytes) {
+  return (bytes + chunk_bytes - 1) / chunk_bytes;
+}
+
+// Which workers move which transfer. Every transfer with chunks gets workers of its own while
+// there are enough (so that a rank's sends and receives to all its peers progress at once, not
+// one pair after another), extra ones in proportion to its chunks (a send or receive never more
+// than the pair's slots, the chunks it can have in flight); with more transfers than workers,
+// sends and copies share one part of the workers and receives the other, each transfer whole on
+// the least loaded one, so that a receive never holds up a send queued behind it.
+// Chunks of one transfer: a packet transfer is one.
+PURLIN_HD constexpr std::uint64_t op_chunks(const PairHandle& h, const PairOp& o) {
+  return o.direction != PairDirection::copy && h.packets_for(o.bytes) ? 1 : pair_chunks(o.bytes, h.chunk_bytes);
+}
+
+template <int N>
+void assign_pair_workers(PairLaunch<N>& out, int max_workers, const PairHandle& h) {
+  const std::uint32_t slots = h.slots;
+  std::array<std::uint64_t, N> useful{};
+  std::uint64_t total = 0;
+  int active = 0;
+  for (int i = 0; i < out.count; ++i) {
+    PairOp& o = out.ops[i];
+    const std::uint64_t c = op_chunks(h, o);
+    useful[static_cast<std::size_t>(i)] = o.direction == PairDirection::copy ? c : std::min<std::uint64_t>(c, slots);
+    total += useful[static_cast<std::size_t>(i)];
+    active += c > 0 ? 1 : 0;
+    o.first_worker = 0;
+    o.workers = 1;
+  }
+  const auto cap = static_cast<std::uint64_t>(std::max(max_workers, 1));
+  if (active == 0) {
+    out.workers = 1;
+    return;
+  }
+  if (static_cast<std::uint64_t>(active) <= cap) {
+    const std::uint64_t workers = std::min(cap, total);
+    std::uint64_t spare = workers - static_cast<std::uint64_t>(active);
+    std::array<std::uint64_t, N> k{};
+    const std::uint64_t extra_room = total - static_cast<std::uint64_t>(active);
+    std::uint64_t given = 0;
+    for (int i = 0; i < out.count; ++i) {
+      const std::uint64_t u = useful[static_cast<std::size_t>(i)];
+      if (u == 0) continue;
+      const std::uint64_t extra = extra_room == 0 ? 0 : spare * (u - 1) / extra_room;
+      k[static_cast<std::size_t>(i)] = 1 + extra;
+      given += extra;
+    }
+    // What rounding left, one by one to the transfers with the most room.
+    for (std::uint64_t left = spare - given; left > 0; --left) {
+      int best = -1;
+      for (int i = 0; i < out.count; ++i) {
+        const auto ui = static_cast<std::size_t>(i);
+        if (useful[ui] > k[ui] && (best < 0 || useful[ui] - k[ui] > useful[static_cast<std::size_t>(best)] - k[static_cast<std::size_t>(best)]))
+          best = i;
+      }
+      if (best < 0) break;
+      ++k[static_cast<std::size_t>(best)];
+    }
+    std::uint32_t next = 0;
+    for (int i = 0; i < out.count; ++i) {
+      const auto ui = static_cast<std::size_t>(i);
+      if (useful[ui] == 0) continue;
+      out.ops[i].first_worker = next;
+      out.ops[i].workers = static_cast<std::uint32_t>(k[ui]);
+      next += static_cast<std::uint32_t>(k[ui]);
+    }
+    out.workers = static_cast<int>(next);
+    return;
+  }
+  // More transfers than workers: sends (and copies) on workers [0, split), receives on the rest.
+  std::uint64_t sending = 0;
+  bool any_send = false;
+  bool any_recv = false;
+  for (int i = 0; i < out.count; ++i) {
+    if (useful[static_cast<std::size_t>(i)] == 0) continue;
+    const bool recv = out.ops[i].direction == PairDirection::recv;
+    (recv ? any_recv : any_send) = true;
+    if (!recv) sending += useful[static_cast<std::size_t>(i)];
+  }
+  std::uint64_t split = any_recv ? (cap * sending + total / 2) / total : cap;
+  if (any_send) split = std::max<std::uint64_t>(split, 1);
+  if (any_recv) split = std::min<std::uint64_t>(split, cap - 1);
+  std::array<std::uint64_t, N> load{};
+  for (int i = 0; i < out.count; ++i) {
+    const auto ui = static_cast<std::size_t>(i);
+    if (useful[ui] == 0) continue;
+    const bool recv = out.ops[i].direction == PairDirection::recv;
+    const std::uint64_t lo = recv ? split : 0;
+    const std::uint64_t hi = recv ? cap : split;
+    std::uint64_t best = lo;
+    for (std::uint64_t w = lo; w < hi; ++w)
+      if (load[w] < load[best]) best = w;
+    load[best] += op_chunks(h, out.ops[i]);
+    out.ops[i].first_worker = static_cast<std::uint32_t>(best);
+  }
+  out.workers = static_cast<int>(cap);
+}
+
+// Orders `ops` (this rank's transfers, in the order the application issued them) into `out`:
+// self transfers become copies (the k-th send to itself with the k-th receive from itself),
+// then the rest by key (header comment); then assigns them workers (assign_pair_workers).
+// `what` names a rejected argument.
+template <int N>
+Status make_pair_launch(const PairHandle& h, const PairOp* ops, int count, int max_workers, PairLaunch<N>& out,
+                        const char** what) {
+  const int rank = h.rank;
+  const int ranks = h.ranks;
+  *what = "";
+  out.count = 0;
+  if (count > N) {
+    *what = "transfers: more sends and receives in one group on one communicator than a launch holds";
+    return Status::bad_argument;
+  }
+  std::array<int, N> order{};
+  int sends_to_self = 0;
+  int recvs_from_self = 0;
+  int rest = 0;
+  for (int i = 0; i < count; ++i) {
+    const PairOp& o = ops[i];
+    if (o.peer < 0 || o.peer >= ranks || o.direction == PairDirection::copy) {
+      *what = "peer";
+      return Status::bad_argument;
+    }
+    if (o.peer == rank) {
+      (o.direction == PairDirection::send ? sends_to_self : recvs_from_self) += 1;
+    } else {
+      order[static_cast<std::size_t>(rest++)] = i;
+    }
+  }
+  if (sends_to_self != recvs_from_self) {
+    *what = "peer: a send to this rank needs a receive from it in the same group, and the other way round";
+    return Status::bad_argument;
+  }
+  // Copies first: they wait for nothing.
+  for (int i = 0, r = 0; i < count; ++i) {
+    if (ops[i].peer != rank || ops[i].direction != PairDirection::send) continue;
+    while (ops[r].peer != rank || ops[r].direction != PairDirection::recv) ++r;  // exists: counts agree
+    if (ops[r].bytes != ops[i].bytes) {
+      *what = "count: a send to this rank and its receive move different byte counts";
+      return Status::bad_argument;
+    }
+    out.ops[out.count++] = PairOp{ops[i].src, ops[r].dst, ops[i].bytes, rank, PairDirection::copy};
+    ++r;
+  }
+  auto key = [&](int i) {
+    const PairOp& o = ops[i];
+    const bool send = o.direction == PairDirection::send;
+    const int sender = send ? rank : o.peer;
+    const int receiver = send ? o.peer : rank;
+    const int round = ((receiver - sender) % ranks + ranks) % ranks;
+    return static_cast<std::uint64_t>(round) * static_cast<std::uint64_t>(ranks) +
+           static_cast<std::uint64_t>(sender);
+  };
+  // Stable: a pair's transfers keep the application's order.
+  std::stable_sort(order.begin(), order.begin() + rest, [&](int a, int b) { return key(a) < key(b); });
+  for (int i = 0; i < rest; ++i) out.ops[out.count++] = ops[order[static_cast<std::size_t>(i)]];
+  assign_pair_workers(out, max_workers, h);
+  return Status::ok;
+}
+
+// One worker's part of a launch: the chunks assigned to it, in key order, then the advance of
+// every pair's sequence in the worker slots it owns.
+template <class B, int N>
+class PairEngine {
+ public:
+  PURLIN_HD PairEngine(const B& be, const PairHandle& h, const PairLaunch<N>& launch)
+      : be_(be), h_(h), l_(launch), sig_(h.signal_layout()) {}
+
+  PURLIN_HD Status run() {
+    const int w = be_.worker();
+    // The pair's next staged and packet sequence numbers.
+    std::uint64_t staged = 0;
+    std::uint64_t packets = 0;
+    for (int i = 0; i < l_.count; ++i) {
+      const PairOp& o = l_.ops[i];
+      const bool copy = o.direction == PairDirection::copy;
+      const bool send = o.direction == PairDirection::send;
+      const bool as_packets = !copy && h_.packets_for(o.bytes);
+      if (!copy && (i == 0 || !same_pair(l_.ops[i - 1], o))) {
+        staged = *h_.sequence(w, o.peer, send ? PairCounter::send : PairCounter::recv);
+        packets = *h_.sequence(w, o.peer, send ? PairCounter::packet_send : PairCounter::packet_recv);
+      }
+      const std::uint64_t chunks = as_packets ? 1 : pair_chunks(o.bytes, h_.chunk_bytes);
+      if (static_cast<std::uint32_t>(w) >= o.first_worker && static_cast<std::uint32_t>(w) < o.first_worker + o.workers) {
+        for (std::uint64_t j = static_cast<std::uint64_t>(w) - o.first_worker; j < chunks; j += o.workers) {
+          const Status s = as_packets ? (send ? push(o, packets) : poll(o, packets)) : move(o, j, staged + j);
+          if (s != Status::ok) return s;
+        }
+      }
+      if (copy) continue;
+      (as_packets ? packets : staged) += chunks;
+      if (i + 1 == l_.count || !same_pair(l_.ops[i + 1], o)) {
+        advance(w, o, send ? PairCounter::send : PairCounter::recv, staged);
+        advance(w, o, send ? PairCounter::packet_send : PairCounter::packet_recv, packets);
+      }
+    }
+    return Status::ok;
+  }
+
+  PURLIN_HD static bool same_pair(const PairOp& a, const PairOp& b) {
+    return a.peer == b.peer && a.direction == b.direction;
+  }
+
+  // The pair's sequence after this launch, into every worker slot this worker owns (its own and
+  // those no worker of this launch reads), once everything above it is done.
+  PURLIN_HD void advance(int w, const PairOp& o, PairCounter c, std::uint64_t next) const {
+    if (!be_.leader()) return;
+    for (int s = w; s < h_.sequence_slots; s += l_.workers) *h_.sequence(s, o.peer, c) = next;
+  }
+
+  // A packet transfer (packet sequence number q): every thread pushes its packets, payload and
+  // flag in one store, into this rank's area of the receiver's packet slot q mod packet_slots,
+  // once the receiver has consumed what the slot held before.
+  PURLIN_HD Status push(const PairOp& o, std::uint64_t q) const {
+    const std::uint64_t slot = q % h_.packet_slots;
+    const int me = h_.rank;
+    const bool ok = !be_.leader() || q < h_.packet_slots ||
+                    be_.wait_at_least(h_.signals[me] + sig_.packet_ack(o.peer, slot), q - h_.packet_slots + 1);
+    if (!be_.sync_and(ok)) return failed();
+    const PairPacketLayout pk = h_.packet_layout();
+    Packet* out = h_.packets[o.peer] + pk.index(me, slot, 0);
+    const auto* src = static_cast<const std::byte*>(o.src);
+    const Flag flag = pair_packet_flag(q, o.bytes);
+    const std::size_t count = (o.bytes + kPacketPayload - 1) / kPacketPayload;
+    for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count; p += static_cast<std::size_t>(be_.lanes())) {
+      const std::size_t off = p * kPacketPayload;
+      be_.put_packet(out + p, detail::load_payload(src + off, o.bytes - off), flag);
+    }
+    return Status::ok;
+  }
+
+  // Its receive: every thread waits for its packets (loads of a batch issued together), stores
+  // their payloads, then the worker acknowledges the slot to the sender.
+  PURLIN_HD Status poll(const PairOp& o, std::uint64_t q) const {
+    const std::uint64_t slot = q % h_.packet_slots;
+    const int me = h_.rank;
+    const PairPacketLayout pk = h_.packet_layout();
+    const Packet* in = h_.packets[me] + pk.index(o.peer, slot, 0);
+    auto* dst = static_cast<std::byte*>(o.dst);
+    const Flag want = pair_packet_flag(q, 0);
+    const Flag exact = pair_packet_flag(q, o.bytes);
+    const std::size_t count = (o.bytes + kPacketPayload - 1) / kPacketPayload;
+    const auto lanes = static_cast<std::size_t>(be_.lanes());
+    // Every thread first sees packet 0, which every transfer has: a sender of another count is
+    // then known to all of them, and none waits for a packet that was never sent.
+    Packet first = be_.load_packet(in);
+    bool ok = first.flag >= want || be_.poll(
+                                        [&] {
+                                          first = be_.load_packet(in);
+                                          return first.flag >= want;
+                                        },
+                                        &in->flag, want);
+    Flag theirs = exact;
+    if (ok && first.flag != exact) {
+      theirs = first.flag;
+      ok = false;
+    }
+    for (std::size_t p0 = static_cast<std::size_t>(be_.lane()); ok && p0 < count; p0 += lanes * detail::kPacketBatch) {
+      Packet got[detail::kPacketBatch];
+      int m = 0;
+      for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) got[m] = be_.load_packet(in + p0 + m * lanes);
+      for (int b = 0; b < m && ok; ++b) {
+        const Packet* at = in + p0 + b * lanes;
+        ok = got[b].flag >= want || be_.poll(
+                                        [&] {
+                                          got[b] = be_.load_packet(at);
+                                          return got[b].flag >= want;
+                                        },
+                                        &at->flag, want);
+        if (ok && got[b].flag != exact) {
+          theirs = got[b].flag;
+          ok = false;
+        }
+      }
+      for (int b = 0; b < m && ok; ++b) {
+        const std::size_t off = (p0 + b * lanes) * kPacketPayload;
+        detail::store_payload(dst + off, got[b].payload, o.bytes - off);
+      }
+    }
+    if (!ok && theirs != exact) ok = be_.mismatch(o.peer, theirs & ((Flag{1} << kPairPacketBytesBits) - 1));
+    if (!be_.sync_and(ok)) return failed();
+    if (be_.leader()) be_.store_release(h_.signals[o.peer] + sig_.packet_ack(me, slot), q + 1);
+    return Status::ok;
+  }
+
+  PURLIN_HD Status move(const PairOp& o, std::uint64_t j, std::uint64_t q) const {
+    const std::uint64_t offset = j * h_.chunk_bytes;
+    const std::size_t bytes = static_cast<std::size_t>(
+        o.bytes - offset < h_.chunk_bytes ? o.bytes - offset : h_.chunk_bytes);
+    switch (o.direction) {
+      case PairDirection::copy:
+        be_.copy(static_cast<std::byte*>(o.dst) + offset, static_cast<const std::byte*>(o.src) + offset,
+                 bytes);
+        be_.sync();
+        return Status::ok;
+      case PairDirection::send:
+        return send(o, offset, bytes, q);
+      case PairDirection::recv:
+        return recv(o, offset, bytes, q);
+    }
+    return Status::bad_argument;
+  }
+
+  PURLIN_HD Status send(const PairOp& o, std::uint64_t offset, std::size_t bytes, std::uint64_t q) const {
+    const std::uint64_t slot = q % h_.slots;
+    const int me = h_.rank;
+    // The slot's previous chunk, q - slots, must have been consumed.
+    const bool ok = !be_.leader() || q < h_.slots ||
+                    be_.wait_at_least(h_.signals[me] + sig_.ack(o.peer, slot), q - h_.slots + 1);
+    if (!be_.sync_and(ok)) return failed();
+    be_.copy(h_.staging[me] + h_.slot_offset(o.peer, slot), static_cast<const std::byte*>(o.src) + offset,
+             bytes);
+    be_.sync();
+    if (be_.leader()) {
+      be_.store_relaxed(h_.signals[o.peer] + sig_.bytes(me, slot), o.bytes);
+      be_.store_release(h_.signals[o.peer] + sig_.ready(me, slot), q + 1);
+    }
+    return Status::ok;
+  }
+
+  PURLIN_HD Status recv(const PairOp& o, std::uint64_t offset, std::size_t bytes, std::uint64_t q) const {
+    const std::uint64_t slot = q % h_.slots;
+    const int me = h_.rank;
+    bool ok = true;
+    if (be_.leader()) {
+      ok = be_.wait_at_least(h_.signals[me] + sig_.ready(o.peer, slot), q + 1);
+      if (ok) {
+        const Flag theirs = be_.load_acquire(h_.signals[me] + sig_.bytes(o.peer, slot));
+        if (theirs != o.bytes) ok = be_.mismatch(o.peer, theirs);
+      }
+    }
+    if (!be_.sync_and(ok)) return failed();
+    be_.copy(static_cast<std::byte*>(o.dst) + offset, h_.staging[o.peer] + h_.slot_offset(me, slot), bytes);
+    be_.sync();
+    if (be_.leader()) be_.store_release(h_.signals[o.peer] + sig_.ack(me, slot), q + 1);
+    return Status::ok;
+  }
+
+  PURLIN_HD Status failed() const { return be_.mismatched() ? Status::mismatch : Status::aborted; }
+
+  const B& be_;
+  const PairHandle& h_;
+  const PairLaunch<N>& l_;
+  PairSignalLayout sig_;
+};
+
+template <class B, int N>
+  requires Backend<B>
+PURLIN_HD Status run_pairs(const B& be, const PairHandle& h, const PairLaunch<N>& launch) {
+  return PairEngine<B, N>(be, h, launch).run();
+}
+
+}  // namespace purlin::snac
