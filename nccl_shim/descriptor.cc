@@ -33,7 +33,9 @@ bool is_v(OpKind k) {
 
 bool is_rma(OpKind k) { return k == OpKind::kPutSignal || k == OpKind::kSignal || k == OpKind::kWaitSignal; }
 
-bool runs_native(OpKind k) { return k != OpKind::kSend && k != OpKind::kRecv && !is_rma(k); }
+bool runs_native(OpKind k) { return !is_rma(k); }
+
+bool is_p2p(OpKind k) { return k == OpKind::kSend || k == OpKind::kRecv; }
 
 bool has_config_variant(OpKind k) {
   return k != OpKind::kSend && k != OpKind::kRecv && !is_rma(k) && !is_v(k);

@@ -25,9 +25,11 @@ enum class OpKind : uint8_t {
 const char* op_kind_name(OpKind k);
 bool is_v(OpKind k);
 bool is_rma(OpKind k);
-// Collectives that Purlin's kernels run on a native communicator; the rest (send/recv and
-// the one-sided calls) is always forwarded.
+// Calls that Purlin's kernels run on a native communicator: the collectives and send/recv; the
+// one-sided calls are always forwarded.
 bool runs_native(OpKind k);
+// ncclSend and ncclRecv: a group's are launched together, per communicator (native.h).
+bool is_p2p(OpKind k);
 // The collectives with an ncclXConfig variant (ncclAllReduceConfig ...).
 bool has_config_variant(OpKind k);
 

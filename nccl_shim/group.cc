@@ -1,5 +1,6 @@
 #include "group.h"
 
+#include <algorithm>
 #include <set>
 #include <thread>
 #include <utility>
@@ -96,10 +97,29 @@ ncclResult_t issue_ops(const char* fn, std::vector<Descriptor>& ops, ncclSimInfo
 // Native kernels wait on peers only through device memory, so launching them before the
 // forwarded calls cannot block the host; a failure stops the group like a forwarded one.
 // A simulated end runs nothing: the real NCCL estimates its own calls only.
+//
+// Collectives go first, in recorded order; then each communicator's sends and receives as one
+// launch, in the order the communicators first appear. Every rank of a communicator makes the
+// same collectives, so placing its point-to-point launch after them on every rank means no
+// rank's collective can wait behind a peer's point-to-point launch that waits for it.
 ncclResult_t issue_native_ops(const std::vector<Descriptor>& ops, ncclSimInfo_t* sim) {
   if (sim != nullptr) return ncclSuccess;
+  std::vector<std::vector<Descriptor>> pairs;  // per communicator
   for (const Descriptor& d : ops) {
-    if (ncclResult_t r = issue_native(d); r != ncclSuccess) return r;
+    if (!is_p2p(d.kind)) {
+      if (ncclResult_t r = issue_native(d); r != ncclSuccess) return r;
+      continue;
+    }
+    auto it = std::find_if(pairs.begin(), pairs.end(),
+                           [&](const std::vector<Descriptor>& p) { return p.front().comm == d.comm; });
+    if (it == pairs.end()) {
+      pairs.push_back({d});
+    } else {
+      it->push_back(d);
+    }
+  }
+  for (const std::vector<Descriptor>& p : pairs) {
+    if (ncclResult_t r = issue_native_pairs(p); r != ncclSuccess) return r;
   }
   return ncclSuccess;
 }

@@ -34,8 +34,9 @@ ncclResult_t submit_init(const char* fn, ncclComm* c, InitJob job);
 void cancel_init(const ncclComm* c);
 
 // Records a validated (for `native`: prepared) communication call for ncclGroupEnd.
-// Native calls are issued first, in recorded order, each an independent kernel on its
-// stream; then the forwarded ones, inside one real-NCCL group.
+// Native calls are issued first: collectives in recorded order, each an independent kernel on
+// its stream, then each communicator's sends and receives as one launch; then the forwarded
+// ones, inside one real-NCCL group.
 void defer_op(const Descriptor& d, bool native);
 
 }  // namespace purlin::shim

@@ -5,10 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "checks.h"
 #include "coll_config.h"
 #include "comm.h"
 #include "device_scope.h"
 #include "errors.h"
+#include "launch/pairs.h"
 #include "native_call.h"
 
 namespace purlin::shim {
@@ -84,6 +86,59 @@ ncclResult_t issue_native(const Descriptor& d) {
   // of the communicator's memory and, at copy speed, cannot afford an event record per call.
   if (r == ncclSuccess && result.kernel) state->launched_on(d.stream);
   return r;
+}
+
+namespace {
+
+// Makes `waiter` wait for the work enqueued so far on `on`; one event, released at once (CUDA
+// keeps it alive until the wait is resolved). Legal during capture, where it joins the streams.
+ncclResult_t join(const char* fn, cudaStream_t waiter, cudaStream_t on) {
+  cudaEvent_t e = nullptr;
+  cudaError_t r = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  if (r == cudaSuccess) r = cudaEventRecord(e, on);
+  if (r == cudaSuccess) r = cudaStreamWaitEvent(waiter, e, 0);
+  if (e != nullptr) (void)cudaEventDestroy(e);
+  if (r != cudaSuccess) return fail(ncclUnhandledCudaError, fn, "joining the group's streams: %s", cudaGetErrorString(r));
+  return ncclSuccess;
+}
+
+}  // namespace
+
+ncclResult_t issue_native_pairs(const std::vector<Descriptor>& ops) {
+  if (ops.empty()) return ncclSuccess;
+  const Descriptor& first = ops.front();
+  const char* fn = op_kind_name(first.kind);
+  ncclComm* comm = first.comm;
+  runtime::DeviceState* state = comm->native.get();
+  if (state == nullptr)
+    return fail(ncclInvalidUsage, fn, "comm %p has no native state (finalized?)", static_cast<const void*>(comm));
+  DeviceScope device(comm->cuda_device);
+  std::vector<snac::PairOp> pair_ops;
+  pair_ops.reserve(ops.size());
+  for (const Descriptor& d : ops) {
+    const auto bytes = static_cast<std::uint64_t>(d.count) * type_size(d.type);
+    if (d.kind == OpKind::kSend) {
+      pair_ops.push_back({d.sendbuff, nullptr, bytes, d.root, snac::PairDirection::send});
+    } else {
+      pair_ops.push_back({nullptr, d.recvbuff, bytes, d.root, snac::PairDirection::recv});
+    }
+  }
+  const cudaStream_t stream = first.stream;
+  for (const Descriptor& d : ops) {
+    if (d.stream == stream) continue;
+    if (ncclResult_t r = join(fn, stream, d.stream); r != ncclSuccess) return r;
+  }
+  const launch::Result result = launch::launch_pairs(state->pair_handle(), state->control(), comm->native_smem,
+                                                     state->pair_workers(), pair_ops.data(),
+                                                     static_cast<int>(pair_ops.size()), stream);
+  const ncclResult_t r = launch_result(fn, result);
+  if (r != ncclSuccess) return r;
+  if (result.kernel) state->launched_on(stream);
+  for (const Descriptor& d : ops) {
+    if (d.stream == stream) continue;
+    if (ncclResult_t j = join(fn, d.stream, stream); j != ncclSuccess) return j;
+  }
+  return ncclSuccess;
 }
 
 }  // namespace purlin::shim

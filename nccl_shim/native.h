@@ -4,6 +4,8 @@
 
 #include <nccl.h>
 
+#include <vector>
+
 #include "descriptor.h"
 
 namespace purlin::shim {
@@ -12,7 +14,13 @@ namespace purlin::shim {
 // later): refuses buffers the GPU cannot reach and resolves a user operator's scalar into *d.
 ncclResult_t prepare_native(Descriptor* d);
 
-// Launches a prepared descriptor on its stream, on its communicator's GPU.
+// Launches a prepared collective on its stream, on its communicator's GPU.
 ncclResult_t issue_native(const Descriptor& d);
+
+// Launches a rank's prepared sends and receives on one communicator (a group's, or one call
+// outside a group) as one point-to-point launch (launch/pairs.h), on the first one's stream;
+// the other streams the calls named wait for it, and it for them (NCCL joins a group's
+// streams the same way).
+ncclResult_t issue_native_pairs(const std::vector<Descriptor>& ops);
 
 }  // namespace purlin::shim

@@ -25,7 +25,7 @@ launch::Collective collective_of(OpKind k) {
     case OpKind::kRecv:
     case OpKind::kPutSignal:
     case OpKind::kSignal:
-    case OpKind::kWaitSignal: break;  // never native (runs_native)
+    case OpKind::kWaitSignal: break;  // never here: send/recv launch as pairs (native.h), the one-sided calls forward
   }
   return Collective::all_reduce;
 }

@@ -106,8 +106,8 @@ Route decide_route(const RouteFacts& f, std::string* reason) {
               ": everything goes to NCCL";
     return Route::kForward;
   }
-  *reason = "one host, a GPU per rank, every pair of GPUs the same or NVLink peers: collectives run on "
-            "Purlin's kernels, send/recv go to NCCL";
+  *reason = "one host, a GPU per rank, every pair of GPUs the same or NVLink peers: collectives and send/recv run on "
+            "Purlin's kernels";
   return Route::kNative;
 }
 

@@ -42,6 +42,7 @@ ncclResult_t enqueue(const Descriptor& d) {
     defer_op(nd, true);
     return ncclSuccess;
   }
+  if (is_p2p(nd.kind)) return issue_native_pairs({nd});
   return issue_native(nd);
 }
 

@@ -56,7 +56,8 @@ struct Reference {
       case Coll::kAllGatherV:
       case Coll::kGather: return pattern(static_cast<int>(q), rem, amp);
       case Coll::kAllToAll:
-      case Coll::kAllToAllV: return pattern(static_cast<int>(q), mine + rem, amp);
+      case Coll::kAllToAllV:
+      case Coll::kSendRecvAllToAll: return pattern(static_cast<int>(q), mine + rem, amp);
       case Coll::kBroadcast: return pattern(0, idx, amp);
       case Coll::kScatter: return pattern(0, mine + idx, amp);
     }

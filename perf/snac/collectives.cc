@@ -21,6 +21,7 @@ const char* name(Coll c) {
     case Coll::kAllGatherV: return "AllGatherV";
     case Coll::kReduceScatterV: return "ReduceScatterV";
     case Coll::kAllToAllV: return "AllToAllV";
+    case Coll::kSendRecvAllToAll: return "SendRecvAllToAll";
   }
   return "?";
 }
@@ -67,6 +68,7 @@ Shape shape(Coll c, int n, std::size_t bytes) {
       break;
     case Coll::kAllToAll:
     case Coll::kAllToAllV:
+    case Coll::kSendRecvAllToAll:
       s.count = part;
       s.in_bytes = s.out_bytes = part * un * kElemBytes;
       break;
@@ -93,6 +95,7 @@ double output_bytes(Coll c, int n, std::size_t bytes) {
     case Coll::kAllGatherV:
     case Coll::kAllToAll:
     case Coll::kAllToAllV:
+    case Coll::kSendRecvAllToAll:
     case Coll::kBroadcast: return b * n;  // every rank writes a full message
     default: return b;                    // ReduceScatter(V), Scatter: n pieces; Reduce, Gather: the root
   }
@@ -130,6 +133,18 @@ ncclResult_t issue(Coll c, const Shape& s, const void* in, void* out, ncclComm_t
       if (lib.all_to_all_v == nullptr) return ncclInvalidUsage;
       return lib.all_to_all_v(in, s.counts.data(), nullptr, out, s.counts.data(), nullptr, s.count, t, comm,
                               stream);
+    case Coll::kSendRecvAllToAll: {
+      int n = 0;
+      if (ncclResult_t r = ncclCommCount(comm, &n); r != ncclSuccess) return r;
+      const std::size_t part = s.count * kElemBytes;
+      ncclResult_t r = ncclGroupStart();
+      for (int p = 0; p < n && r == ncclSuccess; ++p) {
+        r = ncclSend(static_cast<const char*>(in) + p * part, s.count, t, p, comm, stream);
+        if (r == ncclSuccess) r = ncclRecv(static_cast<char*>(out) + p * part, s.count, t, p, comm, stream);
+      }
+      const ncclResult_t end = ncclGroupEnd();
+      return r != ncclSuccess ? r : end;
+    }
   }
   return ncclInternalError;
 }

@@ -1,4 +1,4 @@
-// The eleven native collectives as the benchmark calls them: message sizes as DESIGN.md section 7
+// The eleven native collectives (and AllToAll from grouped send/recv) as the benchmark calls them: message sizes as DESIGN.md section 7
 // defines them (the full gathered output for AllGather(V) and Gather, the full per-rank input for
 // the others), bf16 elements, ncclSum, roots 0, V collectives with equal partitions and NULL
 // displacements (comparable with their fixed counterparts), and nccl-tests' bus bandwidth factors.
@@ -25,8 +25,11 @@ enum class Coll {
   kAllGatherV,
   kReduceScatterV,
   kAllToAllV,
+  // AllToAll as frameworks build it from point-to-point calls: one group of an ncclSend and an
+  // ncclRecv per peer (NCCL's own AllToAll is made this way).
+  kSendRecvAllToAll,
 };
-inline constexpr int kColls = 11;
+inline constexpr int kColls = 12;
 inline constexpr std::size_t kElemBytes = 2;  // bf16
 
 const char* name(Coll c);

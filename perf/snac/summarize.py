@@ -20,7 +20,7 @@ import sys
 KIB = 1024
 MIB = 1024 * KIB
 ORDER = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Broadcast", "Reduce", "Gather",
-         "Scatter", "AllGatherV", "ReduceScatterV", "AllToAllV"]
+         "Scatter", "AllGatherV", "ReduceScatterV", "AllToAllV", "SendRecvAllToAll"]
 
 
 def load(path):

@@ -13,6 +13,7 @@
 #include "base/env.h"
 #include "launch/call.h"
 #include "launch/instances.h"
+#include "launch/pairs.h"
 
 namespace purlin::launch {
 namespace {
@@ -97,6 +98,13 @@ cudaError_t prepare_kernel(const Kernel& k, const DeviceLimits& d, std::size_t& 
 
 cudaError_t prepare_all_kernels(const DeviceLimits& d, std::size_t& static_smem) {
   for (const Kernel& k : copy_kernels().at) {
+    if (const cudaError_t e = prepare_kernel(k, d, static_smem); e != cudaSuccess) return e;
+  }
+  const PairKernelFunctions pairs = pair_kernel_functions();
+  for (const void* f : {pairs.small, pairs.large}) {
+    Kernel k;
+    k.function = f;
+    k.max_smem_bytes = pairs.max_smem_bytes;
     if (const cudaError_t e = prepare_kernel(k, d, static_smem); e != cudaSuccess) return e;
   }
   for (const ReduceTableFn table : kReduceTables) {

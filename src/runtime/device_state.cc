@@ -133,6 +133,17 @@ ncclResult_t check_records(const std::vector<PeerRecord>& records, int rank) {
   }
   for (std::size_t r = 0; r < records.size(); ++r) {
     const PeerRecord& p = records[r];
+    if (p.pair_slots != me.pair_slots || p.pair_chunk_bytes != me.pair_chunk_bytes ||
+        p.pair_packet_slots != me.pair_packet_slots || p.pair_packet_bytes != me.pair_packet_bytes) {
+      PURLIN_WARN("rank %d: rank %zu has point-to-point chunks of %llu B in %u slots, packets of %llu B in %u; this "
+                  "rank %llu B in %u, %llu B in %u: set PURLIN_P2P_CHUNK_BYTES, PURLIN_P2P_SLOTS and "
+                  "PURLIN_P2P_PACKET_BYTES alike on every rank",
+                  rank, r, static_cast<unsigned long long>(p.pair_chunk_bytes), p.pair_slots,
+                  static_cast<unsigned long long>(p.pair_packet_bytes), p.pair_packet_slots,
+                  static_cast<unsigned long long>(me.pair_chunk_bytes), me.pair_slots,
+                  static_cast<unsigned long long>(me.pair_packet_bytes), me.pair_packet_slots);
+      return ncclInvalidUsage;
+    }
     if (p.staging_bytes != me.staging_bytes || p.packet_capacity != me.packet_capacity ||
         p.slots != me.slots) {
       PURLIN_WARN(
@@ -187,6 +198,7 @@ struct DeviceState::Impl {
   DeviceStateConfig config{};
   snac::Policy policy{};
   snac::Handle handle{};
+  snac::PairHandle pair_handle{};
   snac::DeviceControl control{};
   PeerBlockLayout peer_layout{};
   LocalBlockLayout local_layout{};
@@ -195,7 +207,7 @@ struct DeviceState::Impl {
   std::byte* peer_block = nullptr;
   std::byte* local_block = nullptr;
   LaunchTrace trace;  // profiling (PURLIN_TRACE_FILE)
-  void** peer_tables = nullptr;  // staging[ranks], signals[ranks], packets[ranks]
+  void** peer_tables = nullptr;  // staging, signals, packets, pair staging, pair signals, pair packets: [ranks] each
   ControlWords* words = nullptr;  // host view of the control words
   PeerMappings peers;
   std::size_t device_bytes = 0;
@@ -222,6 +234,10 @@ ncclResult_t DeviceState::Impl::prepare(Communicator& comm, PeerRecord& mine) {
   mine.staging_bytes = config.staging_bytes;
   mine.packet_capacity = packet_capacity(config.packet_bytes);
   mine.slots = config.slots;
+  mine.pair_slots = config.pair_slots;
+  mine.pair_chunk_bytes = config.pair_chunk_bytes;
+  mine.pair_packet_slots = config.pair_packet_slots;
+  mine.pair_packet_bytes = config.pair_packet_bytes;
   mine.ranks_on_gpu = comm.ranks_on_my_gpu();
   if (device < 0) {
     PURLIN_WARN("rank %d: no GPU; the SNAC device state needs one per rank", rank);
@@ -244,7 +260,9 @@ ncclResult_t DeviceState::Impl::prepare(Communicator& comm, PeerRecord& mine) {
   }
 
   peer_layout = PeerBlockLayout::make(ranks, config.staging_bytes, config.slots,
-                                      static_cast<std::size_t>(mine.packet_capacity));
+                                      static_cast<std::size_t>(mine.packet_capacity),
+                                      PairGeometry{config.pair_chunk_bytes, config.pair_slots,
+                                                   config.pair_packet_bytes, config.pair_packet_slots});
   void* block = nullptr;
   if (cuda_failed(cudaMalloc(&block, peer_layout.bytes), rank, "cudaMalloc(peer-visible block)")) {
     return ncclUnhandledCudaError;
@@ -314,18 +332,23 @@ ncclResult_t DeviceState::Impl::allocate_local(int ranks) {
   handle.epochs = reinterpret_cast<snac::Epoch*>(local_block + local_layout.epochs.offset);
   handle.counters = reinterpret_cast<std::uint64_t*>(local_block + local_layout.counters.offset);
   handle.scratch = local_block + local_layout.scratch.offset;
+  pair_handle.sequences = reinterpret_cast<std::uint64_t*>(local_block + local_layout.pair_sequences.offset);
+  pair_handle.sequence_slots = handle.epoch_slots;
   return ncclSuccess;
 }
 
 // Step 3c: the device arrays of peer pointers the handle indexes by rank.
 ncclResult_t DeviceState::Impl::publish_tables(int ranks) {
   const auto n = static_cast<std::size_t>(ranks);
-  std::vector<void*> table(3 * n);
+  std::vector<void*> table(6 * n);
   const std::vector<std::byte*>& bases = peers.bases();
   for (std::size_t r = 0; r < n; ++r) {
     table[r] = bases[r] + peer_layout.staging.offset;
     table[n + r] = bases[r] + peer_layout.signals.offset;
     table[2 * n + r] = bases[r] + peer_layout.packets.offset;
+    table[3 * n + r] = bases[r] + peer_layout.pair_staging.offset;
+    table[4 * n + r] = bases[r] + peer_layout.pair_signals.offset;
+    table[5 * n + r] = bases[r] + peer_layout.pair_packets.offset;
   }
   const std::size_t bytes = table.size() * sizeof(void*);
   void* dev = nullptr;
@@ -342,6 +365,9 @@ ncclResult_t DeviceState::Impl::publish_tables(int ranks) {
   handle.staging = reinterpret_cast<std::byte* const*>(peer_tables);
   handle.signals = reinterpret_cast<snac::Flag* const*>(peer_tables + n);
   handle.packets = reinterpret_cast<snac::Packet* const*>(peer_tables + 2 * n);
+  pair_handle.staging = reinterpret_cast<std::byte* const*>(peer_tables + 3 * n);
+  pair_handle.signals = reinterpret_cast<snac::Flag* const*>(peer_tables + 4 * n);
+  pair_handle.packets = reinterpret_cast<snac::Packet* const*>(peer_tables + 5 * n);
   return ncclSuccess;
 }
 
@@ -364,11 +390,11 @@ void DeviceState::Impl::report(int ranks) const {
       "signals %zu, packets %zu) + %zu local (epochs %d, counters %zu B, scratch %zu B) + %zu "
       "peer tables; %d ranks, %u slots, %zu packets; policy chunk %zu, packet chunk %zu, "
       "latency max %zu, one hop max %zu, ring depth %zu, spread min %zu, per-rank roles from %zu, roles %d/%d/%d/%d throughput (or %d workers split by "
-      "bytes moved), %d/%d/%d/%d latency; zero-copy %s; timeout %llu ns",
+      "bytes moved), %d/%d/%d/%d latency; zero-copy %s; point-to-point %zu B x %u slots per pair, packets up to %zu B x %u slots; timeout %llu ns",
       rank, device, device_bytes, peer_layout.bytes, peer_layout.staging.bytes,
       peer_layout.signals.bytes, peer_layout.packets.bytes, local_layout.bytes,
       handle.epoch_slots, local_layout.counters.bytes, local_layout.scratch.bytes,
-      3 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
+      6 * static_cast<std::size_t>(ranks) * sizeof(void*), ranks, handle.slots,
       handle.packet_capacity, policy.chunk_bytes, policy.packet_chunk_bytes,
       policy.latency_max_bytes, policy.one_hop_max_bytes, policy.min_ring_slots,
       policy.spread_min_bytes, policy.rank_roles_min_bytes, t.stagers, t.consumers, t.finishers,
@@ -376,6 +402,7 @@ void DeviceState::Impl::report(int ranks) const {
       !policy.zero_copy                ? "off (PURLIN_ZERO_COPY=0)"
       : handle.inputs_peer_visible     ? "on"
                                        : "off (ranks in several processes or on several GPUs)",
+      pair_handle.chunk_bytes, pair_handle.slots, pair_handle.packet_chunk_bytes, pair_handle.packet_slots,
       static_cast<unsigned long long>(control.timeout_ns));
 }
 
@@ -473,6 +500,12 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
   s.handle.packet_capacity = packet_capacity(config.packet_bytes);
   s.handle.epoch_slots = std::max(config.epoch_slots, policy::max_workers(s.policy));
   s.handle.inputs_peer_visible = one_address_space_and_gpu(records);
+  s.pair_handle.rank = s.rank;
+  s.pair_handle.ranks = ranks;
+  s.pair_handle.chunk_bytes = config.pair_chunk_bytes;
+  s.pair_handle.slots = config.pair_slots;
+  s.pair_handle.packet_chunk_bytes = config.pair_packet_bytes;
+  s.pair_handle.packet_slots = config.pair_packet_slots;
   local = s.allocate_local(ranks);
   s.control.gpu_scope = s.handle.inputs_peer_visible ? 1u : 0u;
   if (local == ncclSuccess) local = s.peers.open(records, s.rank);
@@ -495,6 +528,12 @@ ncclResult_t DeviceState::create(Communicator& comm, const DeviceStateConfig& co
 }
 
 const snac::Handle& DeviceState::handle() const { return impl_->handle; }
+const snac::PairHandle& DeviceState::pair_handle() const { return impl_->pair_handle; }
+int DeviceState::pair_workers() const {
+  const int policy_budget = policy::max_workers(impl_->policy);
+  const int budget = impl_->config.pair_max_workers > 0 ? std::min(impl_->config.pair_max_workers, policy_budget) : policy_budget;
+  return std::min(budget, impl_->pair_handle.sequence_slots);
+}
 snac::DeviceControl DeviceState::control() const { return impl_->control; }
 const snac::Policy& DeviceState::policy() const { return impl_->policy; }
 std::size_t DeviceState::device_bytes() const { return impl_->device_bytes; }
@@ -524,6 +563,14 @@ std::string DeviceState::stall_report() const {
   const volatile snac::StallRecord& r = s.words->stall;
   if (r.filled == 0) return "";
   std::atomic_thread_fence(std::memory_order_acquire);  // the fields were written before `filled`
+  if (r.mismatch != 0 && r.own == 0) {  // point-to-point: no call fingerprint, the send's bytes
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "point-to-point mismatch (CTA %u): a receive from rank %d does not have the byte count of "
+                  "its matching send, which has %llu bytes",
+                  r.worker, r.peer, static_cast<unsigned long long>(r.theirs));
+    return text;
+  }
   if (r.mismatch != 0) {
     char own[128];
     char theirs[128];
@@ -536,17 +583,25 @@ std::string DeviceState::stall_report() const {
     return text;
   }
   const auto base = reinterpret_cast<std::uintptr_t>(s.peers.bases()[static_cast<std::size_t>(s.rank)]);
-  const std::string what = snac::name_polled_word(
-      s.handle.signal_layout(), s.handle.packet_layout(), base + s.peer_layout.signals.offset,
-      base + s.peer_layout.packets.offset, static_cast<std::uintptr_t>(r.word));
+  const std::uintptr_t pair_signals = base + s.peer_layout.pair_signals.offset;
+  const std::uintptr_t pair_packets = base + s.peer_layout.pair_packets.offset;
+  const auto word = static_cast<std::uintptr_t>(r.word);
+  std::string what;
+  if (word >= pair_signals && word < pair_signals + s.peer_layout.pair_signals.bytes) {
+    what = snac::name_pair_signal(s.pair_handle.signal_layout(), (word - pair_signals) / sizeof(snac::Flag));
+  } else if (word >= pair_packets && word < pair_packets + s.peer_layout.pair_packets.bytes) {
+    what = snac::name_pair_packet(s.pair_handle.packet_layout(), (word - pair_packets) / sizeof(snac::Packet));
+  } else {
+    what = snac::name_polled_word(s.handle.signal_layout(), s.handle.packet_layout(), base + s.peer_layout.signals.offset,
+                                  base + s.peer_layout.packets.offset, word);
+  }
   char text[320];
-  std::snprintf(text, sizeof(text),
-                "CTA %u %s waiting for the %s to reach %llu (it held %llu); %u of the launch's %u "
-                "CTAs had started",
-                r.worker, r.timed_out != 0 ? "timed out (PURLIN_TIMEOUT_S)" : "was aborted",
-                what.c_str(), static_cast<unsigned long long>(r.want),
-                static_cast<unsigned long long>(r.seen), r.started, r.workers);
+  std::snprintf(text, sizeof(text), "CTA %u %s waiting for the %s to reach %llu (it held %llu)", r.worker,
+                r.timed_out != 0 ? "timed out (PURLIN_TIMEOUT_S)" : "was aborted", what.c_str(),
+                static_cast<unsigned long long>(r.want), static_cast<unsigned long long>(r.seen));
   std::string report = text;
+  if (r.workers == 0) return report;  // a point-to-point launch does not count its CTAs' starts
+  report += "; " + std::to_string(r.started) + " of the launch's " + std::to_string(r.workers) + " CTAs had started";
   if (r.started < r.workers) {
     report += " (not:";
     const std::uint64_t missing = r.missing;

@@ -22,6 +22,7 @@
 #include "policy/policy.h"
 #include "runtime/teardown.h"
 #include "snac/handle.h"
+#include "snac/pairs.h"
 #include "snac/plan.h"
 #include "snac/policy.h"
 
@@ -33,6 +34,11 @@ struct DeviceStateConfig {
   std::size_t staging_bytes = 0;    // per rank, both halves (PURLIN_STAGING_BYTES)
   std::uint32_t slots = 0;          // ring-slot capacity of signals and counters
   std::size_t packet_bytes = 0;     // latency payload per (phase, half, producer) (PURLIN_PACKET_BYTES)
+  std::size_t pair_chunk_bytes = 0;  // point-to-point chunk (PURLIN_P2P_CHUNK_BYTES)
+  std::uint32_t pair_slots = 0;      // point-to-point ring slots per pair (PURLIN_P2P_SLOTS)
+  std::size_t pair_packet_bytes = 0;  // point-to-point packet payload per slot (PURLIN_P2P_PACKET_BYTES)
+  std::uint32_t pair_packet_slots = 0;
+  int pair_max_workers = 0;          // CTAs of a point-to-point launch, 0: the collectives' budget (PURLIN_P2P_CTAS)
   int epoch_slots = 0;              // the most CTAs one launch may use
   std::uint64_t timeout_ns = 0;     // per device wait; 0 = until aborted (PURLIN_TIMEOUT_S)
   std::uint32_t poll_check_every = 0;  // polls between abort checks (PURLIN_POLL_CHECK_EVERY)
@@ -57,6 +63,10 @@ class DeviceState final : public RetiringState {
   DeviceState& operator=(const DeviceState&) = delete;
 
   const snac::Handle& handle() const;
+  // Point-to-point (snac/pairs.h): its memory, and the most CTAs one of its launches may use
+  // (the collectives' budget, so that every rank sharing a GPU stays co-resident).
+  const snac::PairHandle& pair_handle() const;
+  int pair_workers() const;
   snac::DeviceControl control() const;
   const snac::Policy& policy() const;
 

@@ -41,6 +41,19 @@ static_assert(kDefaultStagingBytes / 2 /
 constexpr std::size_t kDefaultPacketBytes = 64 * kKiB;
 static_assert(kDefaultPacketBytes == snac::Policy{}.latency_max_bytes);
 
+// Point-to-point (snac/pairs.h): 128 KiB chunks, 8 slots per (sender, receiver), so that a
+// pair keeps 1 MiB in flight and every rank reserves 1 MiB of staging per peer (8 MiB for 8
+// ranks). A chunk is a multiple of 256 bytes, so every slot starts as aligned as the block.
+constexpr std::size_t kDefaultPairChunkBytes = 128 * kKiB;
+constexpr std::uint32_t kDefaultPairSlots = 8;
+// Transfers up to 16 KiB travel as packets (16 bytes carry 8), 4 slots per pair: 128 KiB of
+// packet buffer per peer.
+constexpr std::size_t kDefaultPairPacketBytes = 16 * kKiB;
+constexpr std::uint32_t kDefaultPairPacketSlots = 4;
+constexpr std::size_t kMinPairChunkBytes = 256;
+constexpr std::size_t kMaxPairChunkBytes = 16 * kMiB;
+constexpr std::uint32_t kMaxPairSlots = 64;
+
 // 32 epoch slots: 4x the default policy's 8 workers, room for the sm_100 row's 16 and for
 // PURLIN_ROLES overrides; DeviceState raises it to what the selected policy needs.
 constexpr int kDefaultEpochSlots = 32;
@@ -69,6 +82,7 @@ constexpr std::int64_t kMaxPollSleepNs = 1000000;
 constexpr std::size_t kMinStagingBytes = 1 * kMiB;
 // Packet buffers cost 8 x ranks x packet_bytes; push stops paying well below 1 MiB.
 constexpr std::size_t kMaxPacketBytes = 1 * kMiB;
+constexpr std::size_t kPacketPayloadBytes = snac::kPacketPayload;
 // ~31 years in nanoseconds fits a uint64 with room; more is surely a typo.
 constexpr double kMaxTimeoutSeconds = 1e9;
 
@@ -124,6 +138,17 @@ DeviceStateConfig DeviceStateConfig::from_env() {
   // 0 turns the latency regime off.
   c.packet_bytes = bounded_from_env<std::size_t>("PURLIN_PACKET_BYTES", 0, kMaxPacketBytes,
                                                  kDefaultPacketBytes);
+  c.pair_chunk_bytes = bounded_from_env<std::size_t>("PURLIN_P2P_CHUNK_BYTES", kMinPairChunkBytes,
+                                                     kMaxPairChunkBytes, kDefaultPairChunkBytes) /
+                       256 * 256;
+  c.pair_slots = bounded_from_env<std::uint32_t>("PURLIN_P2P_SLOTS", 1, kMaxPairSlots, kDefaultPairSlots);
+  // 0: no packets, every transfer staged.
+  c.pair_packet_bytes = bounded_from_env<std::size_t>("PURLIN_P2P_PACKET_BYTES", 0, kMaxPacketBytes,
+                                                      kDefaultPairPacketBytes) /
+                        kPacketPayloadBytes * kPacketPayloadBytes;
+  c.pair_packet_slots = c.pair_packet_bytes == 0 ? 0 : kDefaultPairPacketSlots;
+  // A measuring knob, rank-local like NCCL_MAX_CTAS: a launch's CTA count is its own business.
+  c.pair_max_workers = bounded_from_env<int>("PURLIN_P2P_CTAS", 0, kMaxPairSlots, 0);
   c.epoch_slots = kDefaultEpochSlots;
   c.timeout_ns = timeout_from_env();
   c.poll_check_every =

@@ -29,6 +29,10 @@ struct PeerRecord {
   std::uint64_t staging_bytes = 0;
   std::uint64_t packet_capacity = 0;
   std::uint32_t slots = 0;
+  std::uint32_t pair_slots = 0;
+  std::uint32_t pair_packet_slots = 0;
+  std::uint64_t pair_chunk_bytes = 0;
+  std::uint64_t pair_packet_bytes = 0;
   // Facts the policy is selected from; ranks agree on the most constraining ones.
   std::int32_t sm_major = 0;
   std::int32_t sm_count = 0;

@@ -201,6 +201,62 @@ class Suite:
             self.check.compare(name, out, expected)
         self.check.run(name, body)
 
+    def all_to_all_uneven(self, dtype, scale):
+        """all_to_all_single with split sizes, zeros among them (mixture-of-experts dispatch)."""
+        w, me = self.world, self.rank
+
+        def split(src, dst):
+            return ((3 * src + 5 * dst + 1) % 7) * scale
+
+        inputs = [values(r, sum(split(r, d) for d in range(w)), 8) for r in range(w)]
+        parts = []
+        for s in range(w):
+            at = sum(split(s, d) for d in range(me))
+            parts.append(inputs[s][at:at + split(s, me)])
+        expected = torch.cat(parts).to(dtype)
+        name = f"all_to_all_single uneven splits {dtype} x{scale}"
+
+        def body():
+            out = torch.empty(expected.numel(), dtype=dtype, device=self.device)
+            dist.all_to_all_single(out, self.dev(inputs[me], dtype),
+                                   output_split_sizes=[split(s, me) for s in range(w)],
+                                   input_split_sizes=[split(me, d) for d in range(w)])
+            self.check.compare(name, out, expected)
+        self.check.run(name, body)
+
+    def send_recv(self, dtype, count):
+        """batch_isend_irecv around a ring, then blocking send/recv between neighbours."""
+        w, me = self.world, self.rank
+        if w < 2:
+            return
+        nxt, prv = (me + 1) % w, (me - 1) % w
+        name = f"batch_isend_irecv ring {dtype} n={count}"
+
+        def ring():
+            recv = torch.empty(count, dtype=dtype, device=self.device)
+            ops = [dist.P2POp(dist.isend, self.dev(values(me, count, 9), dtype), nxt),
+                   dist.P2POp(dist.irecv, recv, prv)]
+            for req in dist.batch_isend_irecv(ops):
+                req.wait()
+            self.check.compare(name, recv, values(prv, count, 9).to(dtype))
+        self.check.run(name, ring)
+
+        peer = me ^ 1
+        if peer >= w:
+            return
+        name = f"send/recv pair {dtype} n={count}"
+
+        def pair():
+            recv = torch.empty(count, dtype=dtype, device=self.device)
+            if me % 2 == 0:
+                dist.send(self.dev(values(me, count, 10), dtype), peer)
+                dist.recv(recv, peer)
+            else:
+                dist.recv(recv, peer)
+                dist.send(self.dev(values(me, count, 10), dtype), peer)
+            self.check.compare(name, recv, values(peer, count, 10).to(dtype))
+        self.check.run(name, pair)
+
     def broadcast(self, dtype, count):
         for src in sorted({0, self.world - 1}):
             name = f"broadcast src={src} {dtype} n={count}"
@@ -302,6 +358,9 @@ def main():
             suite.all_to_all(dtype, count)
             suite.broadcast(dtype, count)
             suite.reduce(dtype, count)
+            suite.send_recv(dtype, count)
+        for scale in (1, 1031):
+            suite.all_to_all_uneven(dtype, scale)
     suite.barrier()
     if not args.no_graph:
         suite.cuda_graph()  # last: a failed capture can leave the stream unusable

@@ -3,7 +3,8 @@
 // the ncclUniqueId and publishes it at ID_FILE; the others wait for it. Every process runs the
 // same collectives through the NCCL API and purlin.h, checks its own buffers byte for byte with
 // the host reference (which recomputes every rank's input), prints PASS or FAIL per case and
-// exits 1 if any failed (2: usage or setup error, 77: no GPU).
+// exits 1 if any failed (2: usage or setup error, 77: no GPU). Then rounds of grouped
+// ncclSend/ncclRecv between all of them (p2p_rounds).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <purlin/purlin.h>
@@ -57,6 +58,72 @@ std::vector<Case> cases(int n) {
   };
   v.back().v_displs = false;  // NULL displacements
   return v;
+}
+
+// A byte of the transfer from `src` to `dst` at `k`, in round `salt`: every process can compute
+// what any other sent.
+unsigned char p2p_byte(int src, int dst, std::size_t k, int salt) {
+  return static_cast<unsigned char>(src * 131 + dst * 31 + static_cast<int>(k % 251) * 7 + salt * 17);
+}
+
+// Bytes from `src` to `dst` in round `salt`: zero, one, odd, 1 MiB + odd, and 64 MiB + 3 around
+// the ring in the last round.
+std::size_t p2p_bytes(int src, int dst, int n, int salt) {
+  if (salt == 4) return dst == (src + 1) % n ? (std::size_t{64} << 20) + 3 : 0;
+  const std::size_t sizes[] = {0, 1, 1031, (std::size_t{1} << 20) + 7};
+  return sizes[static_cast<std::size_t>(src * 3 + dst * 5 + salt) % 4];
+}
+
+// Grouped ncclSend/ncclRecv, AllToAllV-shaped (zeros included; the ring round sends to one peer
+// and receives from one), each round one group, issued in a rank-dependent order; every receive
+// checked byte for byte. Returns the failed rounds; prints PASS or FAIL per round.
+int p2p_rounds(int rank, int n, ncclComm_t comm, cudaStream_t stream) {
+  int failed = 0;
+  for (int salt = 0; salt < 5; ++salt) {
+    std::vector<void*> send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
+    std::string error;
+    for (int p = 0; p < n; ++p) {
+      const std::size_t out = p2p_bytes(rank, p, n, salt);
+      const std::size_t in = p2p_bytes(p, rank, n, salt);
+      std::vector<unsigned char> h(out);
+      for (std::size_t k = 0; k < out; ++k) h[k] = p2p_byte(rank, p, k, salt);
+      if (cudaMalloc(&send[static_cast<std::size_t>(p)], out + 1) != cudaSuccess ||
+          cudaMalloc(&recv[static_cast<std::size_t>(p)], in + 1) != cudaSuccess ||
+          cudaMemcpy(send[static_cast<std::size_t>(p)], h.data(), out, cudaMemcpyHostToDevice) != cudaSuccess)
+        error = "setup";
+    }
+    ncclResult_t r = error.empty() ? ncclGroupStart() : ncclInternalError;
+    for (int i = 0; i < n && r == ncclSuccess; ++i) {
+      const int p = salt % 2 == 0 ? (rank + i) % n : (rank + n - i) % n;  // every peer once, in another order
+      r = ncclRecv(recv[static_cast<std::size_t>(p)], p2p_bytes(p, rank, n, salt), ncclUint8, p, comm, stream);
+      if (r == ncclSuccess)
+        r = ncclSend(send[static_cast<std::size_t>(p)], p2p_bytes(rank, p, n, salt), ncclUint8, p, comm, stream);
+    }
+    if (error.empty()) {
+      const ncclResult_t end = ncclGroupEnd();
+      if (r == ncclSuccess) r = end;
+      if (r != ncclSuccess) error = std::string("group: ") + ncclGetErrorString(r);
+    }
+    if (error.empty() && cudaStreamSynchronize(stream) != cudaSuccess) error = "cudaStreamSynchronize";
+    for (int p = 0; p < n && error.empty(); ++p) {
+      const std::size_t in = p2p_bytes(p, rank, n, salt);
+      std::vector<unsigned char> h(in);
+      cudaMemcpy(h.data(), recv[static_cast<std::size_t>(p)], in, cudaMemcpyDeviceToHost);
+      for (std::size_t k = 0; k < in; ++k) {
+        if (h[k] != p2p_byte(p, rank, k, salt)) {
+          error = "byte " + std::to_string(k) + " of " + std::to_string(in) + " from rank " + std::to_string(p);
+          break;
+        }
+      }
+    }
+    for (void* b : send) cudaFree(b);
+    for (void* b : recv) cudaFree(b);
+    std::printf("[rank %d] %s send/recv round %d\n%s", rank, error.empty() ? "PASS" : "FAIL", salt,
+                error.empty() ? "" : (error + "\n").c_str());
+    std::fflush(stdout);
+    failed += error.empty() ? 0 : 1;
+  }
+  return failed;
 }
 
 }  // namespace
@@ -122,8 +189,9 @@ int main(int argc, char** argv) {
       failed += report.empty() ? 0 : 1;
     }
   }
+  failed += p2p_rounds(rank, n, comm, stream);
   cudaStreamDestroy(stream);
   ncclCommDestroy(comm);
-  std::printf("[rank %d] %d of %zu cases failed\n", rank, failed, cases(n).size());
+  std::printf("[rank %d] %d of %zu cases failed\n", rank, failed, cases(n).size() + 5);
   return failed == 0 ? 0 : 1;
 }

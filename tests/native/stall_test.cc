@@ -52,5 +52,34 @@ TEST_F(Stall, MissingPeerTimesOutAndTheErrorNamesTheWord) {
   cudaFree(recv);
 }
 
+// Point-to-point: a receive whose sender never sends times out; the error names the pair (the
+// ready word or packet from rank 1), and rank 1, which called nothing, stays healthy. Both
+// regimes: 64 bytes travel as packets, 1 MiB staged.
+TEST_F(Stall, MissingSenderTimesOutAndTheErrorNamesThePair) {
+  for (const std::size_t bytes : {std::size_t{64}, std::size_t{1} << 20}) {
+    std::string error;
+    std::unique_ptr<World> w;
+    {
+      const ScopedEnv timeout("PURLIN_TIMEOUT_S", "0.5");
+      w = World::create(2, &error);
+    }
+    ASSERT_TRUE(w) << error;
+    void* recv = nullptr;
+    ASSERT_EQ(cudaMalloc(&recv, bytes), cudaSuccess);
+    ASSERT_EQ(ncclRecv(recv, bytes, ncclUint8, 1, w->comm(0), w->stream(0)), ncclSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(w->stream(0)), cudaSuccess);
+    ncclResult_t async = ncclSuccess;
+    EXPECT_EQ(ncclCommGetAsyncError(w->comm(0), &async), ncclSuccess);
+    EXPECT_EQ(async, ncclSystemError);
+    const std::string report = ncclGetLastError(w->comm(0));
+    EXPECT_NE(report.find("timed out"), std::string::npos) << report;
+    EXPECT_NE(report.find("point-to-point"), std::string::npos) << report;
+    EXPECT_NE(report.find("rank 1"), std::string::npos) << report;
+    EXPECT_EQ(ncclCommGetAsyncError(w->comm(1), &async), ncclSuccess);
+    EXPECT_EQ(async, ncclSuccess);
+    cudaFree(recv);
+  }
+}
+
 }  // namespace
 }  // namespace purlin::native_test

@@ -17,7 +17,8 @@ class DeviceStateConfigTest : public ::testing::Test {
   void TearDown() override { clear(); }
   static void clear() {
     for (const char* v : {"PURLIN_STAGING_BYTES", "PURLIN_PACKET_BYTES", "PURLIN_TIMEOUT_S",
-                          "PURLIN_POLL_CHECK_EVERY", "PURLIN_POLL_SLEEP_NS"}) {
+                          "PURLIN_POLL_CHECK_EVERY", "PURLIN_POLL_SLEEP_NS", "PURLIN_P2P_CHUNK_BYTES",
+                          "PURLIN_P2P_SLOTS", "PURLIN_P2P_PACKET_BYTES"}) {
       ::unsetenv(v);
     }
   }
@@ -34,6 +35,30 @@ TEST_F(DeviceStateConfigTest, Defaults) {
   EXPECT_EQ(c.timeout_ns, 0u);
   EXPECT_EQ(c.poll_check_every, 1024u);
   EXPECT_EQ(c.poll_sleep_ns, 100u);
+  EXPECT_EQ(c.pair_chunk_bytes, 128u * 1024);
+  EXPECT_EQ(c.pair_slots, 8u);
+  EXPECT_EQ(c.pair_packet_bytes, 16u * 1024);
+  EXPECT_EQ(c.pair_packet_slots, 4u);
+}
+
+TEST_F(DeviceStateConfigTest, PointToPointGeometry) {
+  set("PURLIN_P2P_CHUNK_BYTES", "1000");  // down to a multiple of 256
+  set("PURLIN_P2P_SLOTS", "3");
+  DeviceStateConfig c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.pair_chunk_bytes, 768u);
+  EXPECT_EQ(c.pair_slots, 3u);
+  set("PURLIN_P2P_CHUNK_BYTES", "100");  // below 256: the default, with a WARN
+  set("PURLIN_P2P_SLOTS", "0");
+  c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.pair_chunk_bytes, 128u * 1024);
+  EXPECT_EQ(c.pair_slots, 8u);
+  set("PURLIN_P2P_PACKET_BYTES", "0");  // every transfer staged
+  c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.pair_packet_bytes, 0u);
+  EXPECT_EQ(c.pair_packet_slots, 0u);
+  set("PURLIN_P2P_PACKET_BYTES", "1001");  // down to whole packets
+  c = DeviceStateConfig::from_env();
+  EXPECT_EQ(c.pair_packet_bytes, 1000u);
 }
 
 TEST_F(DeviceStateConfigTest, Overrides) {
@@ -97,6 +122,17 @@ TEST(DeviceLayout, SubBuffersAreAlignedDisjointAndSized) {
         EXPECT_EQ(s.offset % kSubBufferAlign, 0u);
       }
       EXPECT_EQ(p.bytes % kSubBufferAlign, 0u);
+      const PeerBlockLayout q = PeerBlockLayout::make(ranks, 1 * kMiB + 512, 64, packets, PairGeometry{768, 3, 96, 2});
+      EXPECT_EQ(q.pair_staging.bytes, static_cast<std::size_t>(ranks) * 3 * 768);
+      EXPECT_EQ(q.pair_signals.bytes, (snac::PairSignalLayout{ranks, 3, 2}.words()) * 8);
+      EXPECT_EQ(q.pair_packets.bytes, static_cast<std::size_t>(ranks) * 2 * (96 / 8) * 16);
+      EXPECT_TRUE(disjoint_in_order(q.pair_signals, q.pair_packets));
+      EXPECT_LE(q.pair_packets.offset + q.pair_packets.bytes, q.bytes);
+      EXPECT_EQ(q.pair_packets.offset % kSubBufferAlign, 0u);
+      EXPECT_TRUE(disjoint_in_order(q.packets, q.pair_staging));
+      EXPECT_TRUE(disjoint_in_order(q.pair_staging, q.pair_signals));
+      EXPECT_EQ(q.pair_staging.offset % kSubBufferAlign, 0u);
+      EXPECT_EQ(q.pair_signals.offset % kSubBufferAlign, 0u);
 
       const LocalBlockLayout l = LocalBlockLayout::make(ranks, 64, packets, 33);
       EXPECT_EQ(l.epochs.bytes, 33u * 8);
@@ -107,6 +143,9 @@ TEST(DeviceLayout, SubBuffersAreAlignedDisjointAndSized) {
       EXPECT_TRUE(disjoint_in_order(l.started, l.counters));
       EXPECT_TRUE(disjoint_in_order(l.counters, l.scratch));
       EXPECT_LE(l.scratch.offset + l.scratch.bytes, l.bytes);
+      EXPECT_EQ(l.pair_sequences.bytes, 33u * static_cast<std::size_t>(ranks) * snac::kPairCounters * 8);
+      EXPECT_TRUE(disjoint_in_order(l.scratch, l.pair_sequences));
+      EXPECT_LE(l.pair_sequences.offset + l.pair_sequences.bytes, l.bytes);
       for (const Span& s : {l.epochs, l.started, l.counters, l.scratch}) {
         EXPECT_EQ(s.offset % kSubBufferAlign, 0u);
       }
