@@ -22,8 +22,26 @@ Result launch_with(const snac::PairHandle& h, snac::DeviceControl control, const
     return {s, cudaSuccess, what, false};
   }
   std::uint64_t bytes = 0;
-  for (int i = 0; i < launch.count; ++i) bytes += launch.ops[i].bytes;
+  bool only_copies = true;
+  for (int i = 0; i < launch.count; ++i) {
+    bytes += launch.ops[i].bytes;
+    only_copies &= launch.ops[i].direction == snac::PairDirection::copy;
+  }
   if (bytes == 0) return {};
+  // A group that only sends to and receives from this rank (every group of a one-rank
+  // communicator) is device copies at copy speed, as NCCL answers it; nothing of the
+  // communicator is touched.
+  if (only_copies) {
+    for (int i = 0; i < launch.count; ++i) {
+      const snac::PairOp& o = launch.ops[i];
+      if (o.bytes == 0) continue;
+      if (const cudaError_t e = cudaMemcpyAsync(o.dst, o.src, o.bytes, cudaMemcpyDeviceToDevice, stream);
+          e != cudaSuccess) {
+        return {snac::Status::ok, e, "self copy", false};
+      }
+    }
+    return {};
+  }
   // A pair launch's CTAs do not record their start: the words are the collectives' epochs.
   control.started = nullptr;
   cudaLaunchConfig_t config{};

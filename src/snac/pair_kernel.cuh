@@ -9,6 +9,8 @@
 // kernel's parameters (no device allocation per call; a CUDA graph records it with the launch).
 #pragma once
 
+#include <nv/target>
+
 #include "atom/atom.cuh"
 #include "atom/ptx/memory.cuh"
 #include "snac/device_backend.cuh"
@@ -17,13 +19,28 @@
 
 namespace purlin::snac {
 
+// The device backend with one difference for point-to-point: on sm_90 the Atom's bulk copies
+// read through the async proxy (TMA), while the flag a receiver acquires is a generic-proxy
+// access; the PTX memory model orders accesses of different proxies only across a proxy fence,
+// so a copy starts with one, and a receiver's bulk reads of a peer's staging come after the
+// acquire that saw the chunk published.
+template <class Atom>
+class PairDeviceBackend : public DeviceBackend<Atom> {
+ public:
+  using DeviceBackend<Atom>::DeviceBackend;
+  __device__ void copy(void* dst, const void* src, std::size_t bytes) const {
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (asm volatile("fence.proxy.async.global;" ::: "memory");))
+    DeviceBackend<Atom>::copy(dst, src, bytes);
+  }
+};
+
 template <class Cfg, int N>
 __global__ void __launch_bounds__(Cfg::threads, 1)
     pair_kernel(PairHandle handle, const __grid_constant__ PairLaunch<N> launch, DeviceControl control) {
   extern __shared__ __align__(128) unsigned char smem[];
   const std::size_t workspace = atom::ptx::dynamic_smem_bytes() - source_table_bytes(handle.ranks);
   auto** table = reinterpret_cast<const void**>(smem + workspace);
-  const DeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control);
+  const PairDeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control);
   const Status s = run_pairs(be, handle, launch);
   if (s != Status::ok && threadIdx.x == 0 && control.status != nullptr) {
     atomicCAS(control.status, 0u, static_cast<unsigned>(s));

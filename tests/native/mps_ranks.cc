@@ -92,6 +92,8 @@ int p2p_rounds(int rank, int n, ncclComm_t comm, cudaStream_t stream) {
           cudaMemcpy(send[static_cast<std::size_t>(p)], h.data(), out, cudaMemcpyHostToDevice) != cudaSuccess)
         error = "setup";
     }
+    // A pageable cudaMemcpy may return before its DMA lands, and the stream is non-blocking.
+    if (error.empty() && cudaDeviceSynchronize() != cudaSuccess) error = "cudaDeviceSynchronize";
     ncclResult_t r = error.empty() ? ncclGroupStart() : ncclInternalError;
     for (int i = 0; i < n && r == ncclSuccess; ++i) {
       const int p = salt % 2 == 0 ? (rank + i) % n : (rank + n - i) % n;  // every peer once, in another order

@@ -75,6 +75,9 @@ class Exchange {
       dst_.push_back(d);
       want_.push_back(std::move(h));
     }
+    // The ranks' streams are non-blocking: the legacy stream's memset (and a pageable copy's
+    // DMA) must have landed before any rank's launch reads or writes these buffers.
+    ok_ = ok_ && cudaDeviceSynchronize() == cudaSuccess;
   }
   ~Exchange() {
     for (void* p : src_) cudaFree(p);
@@ -282,6 +285,7 @@ TEST_P(P2p, MixedGroupWithACollective) {
     ASSERT_EQ(cudaMemcpy(bufs[static_cast<std::size_t>(r)], host.data(), kCount * sizeof(float), cudaMemcpyHostToDevice),
               cudaSuccess);
   }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ncclResult_t res = ncclGroupStart();
   for (int r = 0; r < n && res == ncclSuccess; ++r) {
     float* b = bufs[static_cast<std::size_t>(r)];
