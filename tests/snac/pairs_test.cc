@@ -15,6 +15,7 @@
 #include "common/pair_patterns.h"
 #include "snac/host_world.h"
 #include "snac/pairs.h"
+#include "snac/signal_names.h"
 
 namespace purlin::snac {
 namespace {
@@ -235,6 +236,20 @@ TEST(PairLaunchPlan, RejectsWhatCannotMatch) {
   std::vector<PairOp> many(kSmallPairOps + 1, PairOp{b, nullptr, 1, 1, PairDirection::send});
   EXPECT_EQ(make_pair_launch(plan_handle(0, 2, 64, 8), many.data(), static_cast<int>(many.size()), 4, l, &what),
             Status::bad_argument);
+}
+
+// A stall report names the point-to-point word a wait gave up on: which kind, which peer, which
+// slot (the runtime's report uses these for words in the pair signal and packet areas).
+TEST(PairProtocol, StallReportsNameTheWordAndThePeer) {
+  const PairSignalLayout sig{4, 8, 2};
+  EXPECT_EQ(name_pair_signal(sig, sig.ready(3, 5)), "point-to-point ready word from sender rank 3 (slot 5)");
+  EXPECT_EQ(name_pair_signal(sig, sig.bytes(1, 0)), "point-to-point byte count from sender rank 1 (slot 0)");
+  EXPECT_EQ(name_pair_signal(sig, sig.ack(2, 7)), "point-to-point ack from receiver rank 2 (slot 7)");
+  EXPECT_EQ(name_pair_signal(sig, sig.packet_ack(3, 1)), "point-to-point packet ack from receiver rank 3 (packet slot 1)");
+  EXPECT_NE(name_pair_signal(sig, sig.words()).find("past"), std::string::npos);
+  const PairPacketLayout pk{4, 2, 16};
+  EXPECT_EQ(name_pair_packet(pk, pk.index(2, 1, 9)), "point-to-point packet 9 from rank 2 (packet slot 1)");
+  EXPECT_NE(name_pair_packet(pk, pk.packets()).find("past"), std::string::npos);
 }
 
 // A sender whose receiver never comes fills the pair's slots and then waits for an ack; the
