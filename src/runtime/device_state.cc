@@ -32,8 +32,7 @@
 #include "runtime/launch_events.h"
 #include "runtime/launch_trace.h"
 #include "runtime/peer_memory.h"
-#include "snac/fingerprint.h"
-#include "snac/signal_names.h"
+#include "runtime/stall_report.h"
 
 namespace purlin::runtime {
 namespace {
@@ -563,54 +562,18 @@ std::string DeviceState::stall_report() const {
   const volatile snac::StallRecord& r = s.words->stall;
   if (r.filled == 0) return "";
   std::atomic_thread_fence(std::memory_order_acquire);  // the fields were written before `filled`
-  if (r.mismatch != 0 && r.own == 0) {  // point-to-point: no call fingerprint, the send's bytes
-    char text[200];
-    std::snprintf(text, sizeof(text),
-                  "point-to-point mismatch (CTA %u): a receive from rank %d does not have the byte count of "
-                  "its matching send, which has %llu bytes",
-                  r.worker, r.peer, static_cast<unsigned long long>(r.theirs));
-    return text;
-  }
-  if (r.mismatch != 0) {
-    char own[128];
-    char theirs[128];
-    snac::describe_call(own, sizeof(own), r.own);
-    snac::describe_call(theirs, sizeof(theirs), r.theirs);
-    char text[400];
-    std::snprintf(text, sizeof(text),
-                  "call mismatch (CTA %u, packet flag %llu): this rank called %s, rank %d called %s",
-                  r.worker, static_cast<unsigned long long>(r.want), own, r.peer, theirs);
-    return text;
-  }
+  snac::StallRecord record;
+  std::memcpy(static_cast<void*>(&record), const_cast<const snac::StallRecord*>(&r), sizeof(record));
   const auto base = reinterpret_cast<std::uintptr_t>(s.peers.bases()[static_cast<std::size_t>(s.rank)]);
-  const std::uintptr_t pair_signals = base + s.peer_layout.pair_signals.offset;
-  const std::uintptr_t pair_packets = base + s.peer_layout.pair_packets.offset;
-  const auto word = static_cast<std::uintptr_t>(r.word);
-  std::string what;
-  if (word >= pair_signals && word < pair_signals + s.peer_layout.pair_signals.bytes) {
-    what = snac::name_pair_signal(s.pair_handle.signal_layout(), (word - pair_signals) / sizeof(snac::Flag));
-  } else if (word >= pair_packets && word < pair_packets + s.peer_layout.pair_packets.bytes) {
-    what = snac::name_pair_packet(s.pair_handle.packet_layout(), (word - pair_packets) / sizeof(snac::Packet));
-  } else {
-    what = snac::name_polled_word(s.handle.signal_layout(), s.handle.packet_layout(), base + s.peer_layout.signals.offset,
-                                  base + s.peer_layout.packets.offset, word);
-  }
-  char text[320];
-  std::snprintf(text, sizeof(text), "CTA %u %s waiting for the %s to reach %llu (it held %llu)", r.worker,
-                r.timed_out != 0 ? "timed out (PURLIN_TIMEOUT_S)" : "was aborted", what.c_str(),
-                static_cast<unsigned long long>(r.want), static_cast<unsigned long long>(r.seen));
-  std::string report = text;
-  if (r.workers == 0) return report;  // a point-to-point launch does not count its CTAs' starts
-  report += "; " + std::to_string(r.started) + " of the launch's " + std::to_string(r.workers) + " CTAs had started";
-  if (r.started < r.workers) {
-    report += " (not:";
-    const std::uint64_t missing = r.missing;
-    for (unsigned w = 0; w < 64 && w < r.workers; ++w) {
-      if (missing >> w & 1u) report.append(" ").append(std::to_string(w));
-    }
-    report += r.workers > 64 ? " ...)" : ")";
-  }
-  return report;
+  const PolledWords words{s.handle.signal_layout(),
+                          s.handle.packet_layout(),
+                          s.pair_handle.signal_layout(),
+                          s.pair_handle.packet_layout(),
+                          base + s.peer_layout.signals.offset,
+                          base + s.peer_layout.packets.offset,
+                          base + s.peer_layout.pair_signals.offset,
+                          base + s.peer_layout.pair_packets.offset};
+  return describe_stall(record, words);
 }
 
 }  // namespace purlin::runtime

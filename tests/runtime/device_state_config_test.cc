@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "runtime/device_layout.h"
+#include "runtime/stall_report.h"
 #include "runtime/device_state.h"
 
 namespace purlin::runtime {
@@ -152,6 +153,37 @@ TEST(DeviceLayout, SubBuffersAreAlignedDisjointAndSized) {
     }
   }
   EXPECT_EQ(packet_capacity(64 * 1024), 8192u);
+}
+
+// A stall record's text names the polled word from the area it lies in: a point-to-point ack,
+// a point-to-point packet, or a collective's flag; a point-to-point launch (workers 0) says
+// nothing of CTA starts; a point-to-point mismatch (no call fingerprint) names the send's bytes.
+TEST(StallReport, NamesTheWordFromItsArea) {
+  PolledWords w{{4, 8}, {4, 16}, {4, 8, 2}, {4, 2, 16}, 0x10000, 0x20000, 0x30000, 0x40000};
+  snac::StallRecord r{};
+  r.timed_out = 1;
+  r.word = w.pair_signals_at + w.pair_signals.ack(2, 5) * sizeof(snac::Flag);
+  r.want = 7;
+  std::string text = describe_stall(r, w);
+  EXPECT_NE(text.find("point-to-point ack from receiver rank 2 (slot 5)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("CTAs had started"), std::string::npos) << text;
+  r.word = w.pair_packets_at + w.pair_packets.index(3, 1, 4) * sizeof(snac::Packet);
+  text = describe_stall(r, w);
+  EXPECT_NE(text.find("point-to-point packet 4 from rank 3 (packet slot 1)"), std::string::npos) << text;
+  r.word = w.signals_at + w.signals.flag(0, 1, 3) * sizeof(snac::Flag);
+  r.workers = 4;
+  r.started = 3;
+  r.missing = 1u << 2;
+  text = describe_stall(r, w);
+  EXPECT_NE(text.find("flag from rank 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 of the launch's 4 CTAs had started (not: 2)"), std::string::npos) << text;
+  snac::StallRecord m{};
+  m.mismatch = 1;
+  m.peer = 1;
+  m.theirs = 100;
+  text = describe_stall(m, w);
+  EXPECT_NE(text.find("point-to-point mismatch"), std::string::npos) << text;
+  EXPECT_NE(text.find("100 bytes"), std::string::npos) << text;
 }
 
 }  // namespace
