@@ -51,7 +51,12 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(p.plan.workers()));
   config.blockDim = dim3(static_cast<unsigned>(KernelConfig<C>::threads));
-  config.dynamicSmemBytes = snac::kernel_smem_bytes(smem.of<C>().workspace_bytes, h.ranks);
+  // A latency-regime launch moves packets only and never calls the Atom, so it takes no
+  // workspace: the shared memory it leaves is the SM's L1, which holds the kernel's local
+  // memory and its polls' lines.
+  const std::size_t workspace =
+      p.plan.regime == snac::Regime::latency ? 0 : smem.of<C>().workspace_bytes;
+  config.dynamicSmemBytes = snac::kernel_smem_bytes(workspace, h.ranks);
   config.stream = call.stream;
   const cudaError_t e =
       cudaLaunchKernelEx(&config, kKernel<C, E, Op>, h, p.plan, p.args, control, p.tables);

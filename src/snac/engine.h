@@ -461,12 +461,19 @@ class Engine {
     const Packet* mine = h_.packets[r_];
     for (std::uint64_t c = role.team; c < plan_.ordinals; c += role.teams) {
       for (int k0 = 0; k0 < width; k0 += kB) {
+        // Region k0 + b in slot b (bytes 0: nothing to read there); indexed by unrolled loops
+        // only, so the arrays stay in registers.
         const Packet* in[kB];
         std::byte* dst[kB];
         std::size_t bytes[kB];
-        int m = 0;
         std::size_t most = 0;
-        for (int kk = k0; kk < width && kk < k0 + kB; ++kk) {
+        PURLIN_UNROLL
+        for (int b = 0; b < kB; ++b) {
+          in[b] = mine;
+          dst[b] = nullptr;
+          bytes[b] = 0;
+          const int kk = k0 + b;
+          if (kk >= width) continue;
           const int k = Out::kind == layout::LayoutKind::packed ? r_ : kk;
           if (!Out::holds(r_, k) || (phase == 0 && rel_.skip_self() && k == r_)) continue;
           const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
@@ -475,13 +482,12 @@ class Engine {
           const layout::Region chunk = plan_.chunking.range(region, c);
           const Share sh = team_share(chunk.size, role.size, role.member);
           const std::size_t within = chunk.offset - region.offset + sh.begin;
-          in[m] = mine + pk_.index(phase, half_, src.rank, src.base + within / kPacketPayload);
-          dst[m] = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-          bytes[m] = sh.size;
+          in[b] = mine + pk_.index(phase, half_, src.rank, src.base + within / kPacketPayload);
+          dst[b] = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
+          bytes[b] = sh.size;
           most = layout::detail::max_of(most, sh.size);
-          ++m;
         }
-        if (!be_.sync_and(reader().copies(in, dst, bytes, m, most))) return Status::aborted;
+        if (!be_.sync_and(reader().copies(in, dst, bytes, most))) return Status::aborted;
       }
     }
     return Status::ok;

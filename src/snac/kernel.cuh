@@ -41,11 +41,15 @@ concept ShapeStorage = requires(const S& s, Args<C, E>& a) { s.attach(a); };
 template <class C, class E, class Op, class Cfg, class Shapes>
   requires ShapeStorage<Shapes, C, E>
 __global__ void __launch_bounds__(Cfg::threads, 1)
-    snac_kernel(Handle handle, Plan plan, Args<C, E> args, DeviceControl control,
+    snac_kernel(const __grid_constant__ Handle handle, const __grid_constant__ Plan plan,
+                Args<C, E> args, DeviceControl control,
                 const __grid_constant__ Shapes shapes) {
   extern __shared__ __align__(128) unsigned char smem[];
-  // __grid_constant__ makes taking the parameter's address legal: no per-thread copy of the
-  // tables, and every thread reads the same parameter memory.
+  // __grid_constant__ makes taking a parameter's address legal: the engine holds references to
+  // the handle and plan, and without it every thread would copy them into its local memory and
+  // read them back from there (through an L1 that a throughput kernel's shared memory leaves
+  // small). The args stay a copy (attach() points them at the tables), and so does the control:
+  // nvcc 13.0 crashes compiling these kernels with a __grid_constant__ DeviceControl.
   shapes.attach(args);
   if (threadIdx.x == 0 && control.started != nullptr) {
     static_cast<volatile Epoch*>(control.started)[blockIdx.x] = handle.epochs[blockIdx.x] + 1;

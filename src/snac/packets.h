@@ -102,11 +102,17 @@ class PacketReader {
       const Packet* in = mine_ + pk_.index(phase, half_, first, packet0);
       for (std::size_t p0 = lane; p0 < count; p0 += lanes * detail::kPacketBatch) {
         const Packet* at[detail::kPacketBatch];
-        std::uint64_t payload[detail::kPacketBatch];
-        int m = 0;
-        for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) at[m] = in + p0 + m * lanes;
-        if (!await(at, m, payload)) return false;
-        for (int b = 0; b < m; ++b) {
+        std::uint64_t payload[detail::kPacketBatch] = {};
+        unsigned live = 0;
+        PURLIN_UNROLL
+        for (int b = 0; b < detail::kPacketBatch; ++b) {
+          at[b] = in + p0 + b * lanes;
+          if (p0 + b * lanes < count) live |= 1u << b;
+        }
+        if (!await(at, live, payload)) return false;
+        PURLIN_UNROLL
+        for (int b = 0; b < detail::kPacketBatch; ++b) {
+          if (((live >> b) & 1u) == 0) continue;
           const std::size_t off = (p0 + b * lanes) * kPacketPayload;
           detail::store_payload(dst + off, payload[b], bytes - off);
         }
@@ -121,19 +127,27 @@ class PacketReader {
         Acc acc[kElems] = {};  // every element is set by the first producer
         for (int j0 = first; j0 <= last; j0 += detail::kPacketBatch) {
           const Packet* at[detail::kPacketBatch];
-          std::uint64_t payload[detail::kPacketBatch];
-          const int m = last - j0 + 1 < detail::kPacketBatch ? last - j0 + 1 : detail::kPacketBatch;
-          for (int b = 0; b < m; ++b) at[b] = mine_ + pk_.index(phase, half_, j0 + b, packet0 + p);
-          if (!await(at, m, payload)) return false;
-          for (int b = 0; b < m; ++b) {
+          std::uint64_t payload[detail::kPacketBatch] = {};
+          unsigned live = 0;
+          PURLIN_UNROLL
+          for (int b = 0; b < detail::kPacketBatch; ++b) {
+            at[b] = mine_ + pk_.index(phase, half_, j0 + b <= last ? j0 + b : last, packet0 + p);
+            if (j0 + b <= last) live |= 1u << b;
+          }
+          if (!await(at, live, payload)) return false;
+          PURLIN_UNROLL
+          for (int b = 0; b < detail::kPacketBatch; ++b) {
+            if (((live >> b) & 1u) == 0) continue;
             E v[kElems];
             std::memcpy(static_cast<void*>(v), &payload[b], kPacketPayload);
+            PURLIN_UNROLL
             for (int i = 0; i < kElems; ++i) {
               acc[i] = j0 + b == first ? reducer.first(v[i]) : reducer.next(acc[i], v[i]);
             }
           }
         }
         E out[kElems];
+        PURLIN_UNROLL
         for (int i = 0; i < kElems; ++i) out[i] = reducer.finish(acc[i]);
         std::uint64_t word = 0;
         std::memcpy(&word, static_cast<const void*>(out), kPacketPayload);
@@ -143,53 +157,61 @@ class PacketReader {
     return true;
   }
 
-  // This thread's packets of m regions at once: region b's `bytes[b]` from packet `in[b]`
-  // into `dst[b]` (`most`: the largest), the loads of all m in flight together.
-  PURLIN_HD bool copies(const Packet* const* in, std::byte* const* dst, const std::size_t* bytes,
-                        int m, std::size_t most) const {
+  // This thread's packets of up to kPacketBatch regions at once: region b's `bytes[b]` from
+  // packet `in[b]` into `dst[b]` (bytes 0: no region b; `most`: the largest), the loads of all
+  // of them in flight together. Fixed-size arrays indexed by unrolled loops only, so that they
+  // stay in registers.
+  PURLIN_HD bool copies(const Packet* const (&in)[detail::kPacketBatch],
+                        std::byte* const (&dst)[detail::kPacketBatch],
+                        const std::size_t (&bytes)[detail::kPacketBatch], std::size_t most) const {
     const std::size_t count = layout::detail::ceil_div(most, kPacketPayload);
     for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
          p += static_cast<std::size_t>(be_.lanes())) {
       const std::size_t off = p * kPacketPayload;
       const Packet* at[detail::kPacketBatch];
-      std::uint64_t payload[detail::kPacketBatch];
-      int which[detail::kPacketBatch];
-      int live = 0;
-      for (int b = 0; b < m; ++b) {
-        if (off < bytes[b]) {
-          at[live] = in[b] + p;
-          which[live++] = b;
-        }
+      std::uint64_t payload[detail::kPacketBatch] = {};
+      unsigned live = 0;
+      PURLIN_UNROLL
+      for (int b = 0; b < detail::kPacketBatch; ++b) {
+        at[b] = in[b] + p;
+        if (off < bytes[b]) live |= 1u << b;
       }
       if (!await(at, live, payload)) return false;
-      for (int i = 0; i < live; ++i) {
-        detail::store_payload(dst[which[i]] + off, payload[i], bytes[which[i]] - off);
+      PURLIN_UNROLL
+      for (int b = 0; b < detail::kPacketBatch; ++b) {
+        if (((live >> b) & 1u) != 0) detail::store_payload(dst[b] + off, payload[b], bytes[b] - off);
       }
     }
     return true;
   }
 
-  // Waits until the m packets at `at` carry this launch's flag. Every load is issued before
-  // any is waited on, and only the ones still missing are polled again.
-  PURLIN_HD bool await(const Packet* const* at, int m, std::uint64_t* payload) const {
+  // Waits until the packets at `at` whose bit is set in `live` carry this launch's flag. Every
+  // load is issued before any is waited on, and only the ones still missing are polled again.
+  PURLIN_HD bool await(const Packet* const (&at)[detail::kPacketBatch], unsigned live,
+                       std::uint64_t (&payload)[detail::kPacketBatch]) const {
     const Flag flag = flag_;
     unsigned missing = 0;
-    for (int b = 0; b < m; ++b) {
-      if (!be_.try_packet(at[b], flag, payload[b])) missing |= 1u << b;
+    PURLIN_UNROLL
+    for (int b = 0; b < detail::kPacketBatch; ++b) {
+      if (((live >> b) & 1u) != 0 && !be_.try_packet(at[b], flag, payload[b])) missing |= 1u << b;
     }
     if (missing == 0) return true;
-    int lowest = 0;
-    while (((missing >> lowest) & 1u) == 0) ++lowest;
+    const Packet* watched = nullptr;  // named in a stall report
+    PURLIN_UNROLL
+    for (int b = detail::kPacketBatch - 1; b >= 0; --b) {
+      if (((missing >> b) & 1u) != 0) watched = at[b];
+    }
     return be_.poll(
         [&] {
-          for (int b = 0; b < m; ++b) {
+          PURLIN_UNROLL
+          for (int b = 0; b < detail::kPacketBatch; ++b) {
             if (((missing >> b) & 1u) != 0 && be_.try_packet(at[b], flag, payload[b])) {
               missing &= ~(1u << b);
             }
           }
           return missing == 0;
         },
-        &at[lowest]->flag, flag);
+        &watched->flag, flag);
   }
 
  private:

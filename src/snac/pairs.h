@@ -471,9 +471,11 @@ class PairEngine {
         o.bytes - offset < h_.chunk_bytes ? o.bytes - offset : h_.chunk_bytes);
     switch (o.direction) {
       case PairDirection::copy:
-        be_.copy(static_cast<std::byte*>(o.dst) + offset, static_cast<const std::byte*>(o.src) + offset,
-                 bytes);
-        be_.sync();
+        if (o.dst != o.src) {  // in place: nothing moves
+          be_.copy(static_cast<std::byte*>(o.dst) + offset, static_cast<const std::byte*>(o.src) + offset,
+                   bytes);
+          be_.sync();
+        }
         return Status::ok;
       case PairDirection::send:
         return send(o, offset, bytes, q);
