@@ -41,11 +41,14 @@ static_assert(kDefaultStagingBytes / 2 /
 constexpr std::size_t kDefaultPacketBytes = 64 * kKiB;
 static_assert(kDefaultPacketBytes == snac::Policy{}.latency_max_bytes);
 
-// Point-to-point (snac/pairs.h): 128 KiB chunks, 8 slots per (sender, receiver), so that a
-// pair keeps 1 MiB in flight and every rank reserves 1 MiB of staging per peer (8 MiB for 8
-// ranks). A chunk is a multiple of 256 bytes, so every slot starts as aligned as the block.
+// Point-to-point (snac/pairs.h): 128 KiB chunks, 2 slots per (sender, receiver). What is in
+// flight should stay in L2, where the receiver's pull finds it (over NVLink: the sender's L2
+// serves the remote read): 8 ranks x 8 peers x 2 x 128 KiB is 16 MiB, 8 slots were 64 MiB.
+// 8 ranks on one H100, grouped send/recv AllToAll: 2 slots 2444 us at 256 MiB against 3045
+// with 8 and 2834 with 3, and alike up to 128 KiB (perf/snac/results/h100-20261206-latency,
+// p2p_*). A chunk is a multiple of 256 bytes, so every slot starts as aligned as the block.
 constexpr std::size_t kDefaultPairChunkBytes = 128 * kKiB;
-constexpr std::uint32_t kDefaultPairSlots = 8;
+constexpr std::uint32_t kDefaultPairSlots = 2;
 // Transfers up to 16 KiB travel as packets (16 bytes carry 8), 4 slots per pair: 128 KiB of
 // packet buffer per peer.
 constexpr std::size_t kDefaultPairPacketBytes = 16 * kKiB;

@@ -36,7 +36,8 @@ class PairDeviceBackend : public DeviceBackend<Atom> {
 
 template <class Cfg, int N>
 __global__ void __launch_bounds__(Cfg::threads, 1)
-    pair_kernel(PairHandle handle, const __grid_constant__ PairLaunch<N> launch, DeviceControl control) {
+    pair_kernel(const __grid_constant__ PairHandle handle, const __grid_constant__ PairLaunch<N> launch,
+                const __grid_constant__ DeviceControl control) {
   extern __shared__ __align__(128) unsigned char smem[];
   const std::size_t workspace = atom::ptx::dynamic_smem_bytes() - source_table_bytes(handle.ranks);
   auto** table = reinterpret_cast<const void**>(smem + workspace);

@@ -37,7 +37,7 @@ TEST_F(DeviceStateConfigTest, Defaults) {
   EXPECT_EQ(c.poll_check_every, 1024u);
   EXPECT_EQ(c.poll_sleep_ns, 100u);
   EXPECT_EQ(c.pair_chunk_bytes, 128u * 1024);
-  EXPECT_EQ(c.pair_slots, 8u);
+  EXPECT_EQ(c.pair_slots, 2u);
   EXPECT_EQ(c.pair_packet_bytes, 16u * 1024);
   EXPECT_EQ(c.pair_packet_slots, 4u);
 }
@@ -52,7 +52,7 @@ TEST_F(DeviceStateConfigTest, PointToPointGeometry) {
   set("PURLIN_P2P_SLOTS", "0");
   c = DeviceStateConfig::from_env();
   EXPECT_EQ(c.pair_chunk_bytes, 128u * 1024);
-  EXPECT_EQ(c.pair_slots, 8u);
+  EXPECT_EQ(c.pair_slots, 2u);
   set("PURLIN_P2P_PACKET_BYTES", "0");  // every transfer staged
   c = DeviceStateConfig::from_env();
   EXPECT_EQ(c.pair_packet_bytes, 0u);
