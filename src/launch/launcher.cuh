@@ -52,8 +52,7 @@ Result launch_kernel(const snac::Handle& h, const snac::DeviceControl& control,
   config.gridDim = dim3(static_cast<unsigned>(p.plan.workers()));
   config.blockDim = dim3(static_cast<unsigned>(KernelConfig<C>::threads));
   // A latency-regime launch moves packets only and never calls the Atom, so it takes no
-  // workspace: the shared memory it leaves is the SM's L1, which holds the kernel's local
-  // memory and its polls' lines.
+  // workspace (README: shared memory).
   const std::size_t workspace =
       p.plan.regime == snac::Regime::latency ? 0 : smem.of<C>().workspace_bytes;
   config.dynamicSmemBytes = snac::kernel_smem_bytes(workspace, h.ranks);

@@ -34,7 +34,7 @@ Result launch_with(const snac::PairHandle& h, snac::DeviceControl control, const
   if (only_copies) {
     for (int i = 0; i < launch.count; ++i) {
       const snac::PairOp& o = launch.ops[i];
-      if (o.bytes == 0 || o.dst == o.src) continue;  // in place: nothing moves, as in NCCL
+      if (o.bytes == 0) continue;
       if (const cudaError_t e = cudaMemcpyAsync(o.dst, o.src, o.bytes, cudaMemcpyDeviceToDevice, stream);
           e != cudaSuccess) {
         return {snac::Status::ok, e, "self copy", false};

@@ -106,8 +106,9 @@ class PacketReader {
         unsigned live = 0;
         PURLIN_UNROLL
         for (int b = 0; b < detail::kPacketBatch; ++b) {
-          at[b] = in + p0 + b * lanes;
-          if (p0 + b * lanes < count) live |= 1u << b;
+          const bool here = p0 + b * lanes < count;
+          at[b] = here ? in + p0 + b * lanes : in;  // never a pointer past the buffer
+          if (here) live |= 1u << b;
         }
         if (!await(at, live, payload)) return false;
         PURLIN_UNROLL

@@ -279,7 +279,8 @@ void assign_pair_workers(PairLaunch<N>& out, int max_workers, const PairHandle& 
 }
 
 // Orders `ops` (this rank's transfers, in the order the application issued them) into `out`:
-// self transfers become copies (the k-th send to itself with the k-th receive from itself),
+// self transfers become copies (the k-th send to itself with the k-th receive from itself;
+// none where both name the same buffer),
 // then the rest by key (header comment); then assigns them workers (assign_pair_workers).
 // `what` names a rejected argument.
 template <int N>
@@ -321,7 +322,10 @@ Status make_pair_launch(const PairHandle& h, const PairOp* ops, int count, int m
       *what = "count: a send to this rank and its receive move different byte counts";
       return Status::bad_argument;
     }
-    out.ops[out.count++] = PairOp{ops[i].src, ops[r].dst, ops[i].bytes, rank, PairDirection::copy};
+    // In place (the receive's buffer is the send's): nothing moves, as in NCCL, so no copy.
+    if (ops[i].src != ops[r].dst) {
+      out.ops[out.count++] = PairOp{ops[i].src, ops[r].dst, ops[i].bytes, rank, PairDirection::copy};
+    }
     ++r;
   }
   auto key = [&](int i) {
@@ -471,11 +475,9 @@ class PairEngine {
         o.bytes - offset < h_.chunk_bytes ? o.bytes - offset : h_.chunk_bytes);
     switch (o.direction) {
       case PairDirection::copy:
-        if (o.dst != o.src) {  // in place: nothing moves
-          be_.copy(static_cast<std::byte*>(o.dst) + offset, static_cast<const std::byte*>(o.src) + offset,
-                   bytes);
-          be_.sync();
-        }
+        be_.copy(static_cast<std::byte*>(o.dst) + offset, static_cast<const std::byte*>(o.src) + offset,
+                 bytes);
+        be_.sync();
         return Status::ok;
       case PairDirection::send:
         return send(o, offset, bytes, q);

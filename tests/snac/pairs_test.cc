@@ -219,6 +219,11 @@ TEST(PairLaunchPlan, SelfTransfersBecomeCopiesFirst) {
   EXPECT_EQ(l.ops[0].src, s);
   EXPECT_EQ(l.ops[0].dst, d);
   EXPECT_EQ(l.ops[1].direction, PairDirection::send);
+
+  // In place (the receive's buffer is the send's): nothing to move, no copy.
+  const PairOp in_place[] = {{s, nullptr, 8, 0, PairDirection::send}, {nullptr, s, 8, 0, PairDirection::recv}};
+  ASSERT_EQ(make_pair_launch(plan_handle(0, 2, 64, 8), in_place, 2, 4, l, &what), Status::ok) << what;
+  EXPECT_EQ(l.count, 0);
 }
 
 TEST(PairLaunchPlan, RejectsWhatCannotMatch) {
