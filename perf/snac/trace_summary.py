@@ -5,8 +5,9 @@ Usage: trace_summary.py DIR [DIR ...]
 
 For every recorded launch (the latest four, ordered by start), prints per role group the
 earliest and latest time of each trace point, in microseconds from the launch's first CTA
-entry, and the gap since the previous launch's last exit; then the mean time a stager spends
-between consecutive points. Points a file lacks (older traces have no `push`) are skipped.
+entry, and the gap since the previous launch's last exit; then, per role group, the mean time a
+worker spends between consecutive points it passed. The points are the file's columns after
+`group` (src/snac/trace.h), so older traces with fewer points read too; 0 is a point not passed.
 """
 import csv
 import glob
@@ -14,7 +15,6 @@ import os
 import sys
 from collections import defaultdict
 
-POINTS = ["entry", "released", "push", "ready", "done", "exit"]
 
 
 def load(directory):
@@ -30,7 +30,8 @@ def summarize(directory):
     if not rows:
         print(f"{directory}: no t.rank* files")
         return
-    points = [p for p in POINTS if p in rows[0]]
+    columns = list(rows[0].keys())
+    points = columns[columns.index("group") + 1:]
     launches = defaultdict(list)
     for r in rows:
         launches[r["launch_slot"]].append(r)
@@ -50,17 +51,14 @@ def summarize(directory):
                 cells.append(f"{p} {min(times):.2f}-{max(times):.2f}" if times else f"{p} -")
             print(f"  group {group} ({len(members)} CTAs): " + ", ".join(cells))
         previous_exit = max(int(r["exit"]) for r in rs)
-    steps = defaultdict(list)
+    steps = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["group"] != "0":
-            continue
         seen = [p for p in points if int(r[p]) > 0]
         for a, b in zip(seen, seen[1:]):
-            steps[f"{a}->{b}"].append((int(r[b]) - int(r[a])) / 1000)
-    if steps:
-        print("  stagers, mean us between points: " +
-              ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in steps.items()))
-
+            steps[r["group"]][f"{a}->{b}"].append((int(r[b]) - int(r[a])) / 1000)
+    for group in sorted(steps):
+        print(f"  group {group}, mean us between points: " +
+              ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in steps[group].items()))
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:

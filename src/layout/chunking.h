@@ -34,6 +34,7 @@ struct Chunking {
   // Chunk c of a partition of `bytes` bytes, relative to the partition start. c >= count(bytes)
   // yields the empty region at the end, so that a CTA handed a surplus ordinal does nothing.
   PURLIN_HD constexpr Region range(std::size_t bytes, std::uint64_t c) const {
+    if (c == 0 && bytes <= stride) return {0, bytes};  // the whole partition, no division
     if (c >= count(bytes)) return {bytes, 0};
     const std::size_t begin = static_cast<std::size_t>(c) * stride;
     return {begin, detail::min_of(stride, bytes - begin)};

@@ -31,10 +31,20 @@ PURLIN_HD constexpr T max_of(T a, T b) {
 }
 
 // ceil(a / b) without forming a + b - 1, which wraps for sizes near the top of the range.
-// b > 0 is a precondition.
+// b > 0 is a precondition. a <= b (a partition within one chunk, the latency regime's case)
+// takes no division: a kernel's divide by a run-time value is a dependent chain of some 25
+// instructions even on its 32-bit path, and a latency launch's setup was a chain of dozens of
+// them (without them collectives of 1-8 KiB run 7-25% faster:
+// perf/snac/results/h100-h200-20261206-setup).
 PURLIN_HD constexpr std::size_t ceil_div(std::size_t a, std::size_t b) {
-  return a == 0 ? 0 : (a - 1) / b + 1;
+  if (a <= b) return a == 0 ? 0 : 1;
+  return (a - 1) / b + 1;
 }
+
+// a / b and a % b (b > 0) with no division where a < b: a launch's item indices, whose first
+// items lie below the width (ceil_div says why a division is worth avoiding in a kernel).
+PURLIN_HD constexpr std::uint64_t quotient(std::uint64_t a, std::uint64_t b) { return a < b ? 0 : a / b; }
+PURLIN_HD constexpr std::uint64_t remainder(std::uint64_t a, std::uint64_t b) { return a < b ? a : a % b; }
 
 // The smallest multiple of `granule` that is >= a; granule > 0 is a precondition.
 PURLIN_HD constexpr std::size_t round_up(std::size_t a, std::size_t granule) {

@@ -45,19 +45,27 @@ void LaunchTrace::finish() {
     PURLIN_WARN("PURLIN_TRACE_FILE: cannot write %s", path.c_str());
     return;
   }
-  // Times are the GPU's global timer in ns; a CTA a launch did not have reads 0.
-  std::fprintf(f, "rank,launch_slot,cta,group,entry,released,push,ready,done,exit\n");
+  // Times are the GPU's global timer in ns; a point a worker did not pass, or a CTA a launch
+  // did not have, reads 0.
   using snac::TracePoint;
+  std::fprintf(f, "rank,launch_slot,cta,%s", snac::kTracePointNames[static_cast<int>(TracePoint::group)]);
+  for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) {
+    if (p != static_cast<std::uint32_t>(TracePoint::group)) std::fprintf(f, ",%s", snac::kTracePointNames[p]);
+  }
+  std::fprintf(f, "\n");
   for (snac::Epoch slot = 0; slot < snac::kTraceLaunches; ++slot) {
     for (int w = 0; w < workers_; ++w) {
-      const auto at = [&](TracePoint p) {
-        return static_cast<unsigned long long>(host[snac::trace_index(slot, w, workers_, p)]);
+      const auto at = [&](std::uint32_t p) {
+        return static_cast<unsigned long long>(
+            host[snac::trace_index(slot, w, workers_, static_cast<TracePoint>(p))]);
       };
-      if (at(TracePoint::entry) == 0) continue;
-      std::fprintf(f, "%d,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", rank_,
-                   static_cast<unsigned long long>(slot), w, at(TracePoint::group),
-                   at(TracePoint::entry), at(TracePoint::released), at(TracePoint::push), at(TracePoint::ready),
-                   at(TracePoint::done), at(TracePoint::exit));
+      if (at(static_cast<std::uint32_t>(TracePoint::entry)) == 0) continue;
+      std::fprintf(f, "%d,%llu,%d,%llu", rank_, static_cast<unsigned long long>(slot), w,
+                   at(static_cast<std::uint32_t>(TracePoint::group)));
+      for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) {
+        if (p != static_cast<std::uint32_t>(TracePoint::group)) std::fprintf(f, ",%llu", at(p));
+      }
+      std::fprintf(f, "\n");
     }
   }
   std::fclose(f);

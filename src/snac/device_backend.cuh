@@ -50,11 +50,81 @@ __device__ inline std::uint64_t globaltimer() {
   return t;
 }
 
+// A worker's call-check state (fingerprint.h), which a wait's mismatch check reads and a
+// mismatch writes: kept apart from the backend, in the kernel's local memory, so that the
+// backend itself has no address that escapes (its noinline paths take this instead) and its
+// fields stay in registers. In memory, every acquire's L1 invalidation (ld.acquire is followed
+// by CCTL.IVALL on sm_90) sends each later read of them back to L2: the kernel reread the
+// control's gpu_scope that way before every packet access. With the backend in registers and
+// the args read in place (kernel.cuh), collectives of 1-64 KiB run 6-11% faster
+// (perf/snac/results/h100-h200-20261206-setup, b25 -> b26).
+struct DeviceWatch {
+  FingerprintWatch watch{};
+  bool mismatched = false;
+};
+
+// One 128-bit load of a packet, relaxed and scoped like the flags (header comment).
+__device__ inline Packet load_packet_scoped(const Packet* packet, std::uint32_t gpu_scope) {
+  std::uint64_t data = 0;
+  std::uint64_t seen = 0;
+  if (gpu_scope != 0) {
+    asm volatile(
+        "{\n\t.reg .b128 p;\n\tld.relaxed.gpu.global.b128 p, [%2];\n\t"
+        "mov.b128 {%0, %1}, p;\n\t}"
+        : "=l"(data), "=l"(seen)
+        : "l"(packet)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n\t.reg .b128 p;\n\tld.relaxed.sys.global.b128 p, [%2];\n\t"
+        "mov.b128 {%0, %1}, p;\n\t}"
+        : "=l"(data), "=l"(seen)
+        : "l"(packet)
+        : "memory");
+  }
+  return Packet{data, seen};
+}
+
+// The peer whose fingerprint differs (fingerprint.h: find_mismatch), out of line like the Atom:
+// every wait of every kernel reaches it, only once per check_every polls, and inlined at each
+// wait it made a reduction kernel file compile 30% longer (95 s against 74 s for sm_90 on this
+// project's CI machine).
+static __device__ __noinline__ int find_watched_mismatch(const DeviceWatch* w,
+                                                         std::uint32_t gpu_scope,
+                                                         std::uint64_t* theirs) {
+  struct Loads {
+    std::uint32_t gpu_scope;
+    __device__ Packet load_packet(const Packet* p) const { return load_packet_scoped(p, gpu_scope); }
+  };
+  return find_mismatch(Loads{gpu_scope}, w->watch, *theirs);
+}
+
+// A mismatch recorded for the host's report and written as the launch's status at once: the
+// worker's other threads return `aborted`. Out of line, as above. Returns false (the wait's
+// verdict).
+static __device__ __noinline__ bool record_mismatch(DeviceWatch* w, unsigned* status,
+                                                    StallRecord* r, int peer,
+                                                    std::uint64_t theirs) {
+  w->mismatched = true;
+  if (status != nullptr) atomicCAS(status, 0u, static_cast<unsigned>(Status::mismatch));
+  if (r == nullptr || atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+  r->worker = blockIdx.x;
+  r->mismatch = 1;
+  r->peer = peer;
+  r->own = w->watch.own;
+  r->theirs = theirs;
+  r->want = w->watch.flag;
+  __threadfence_system();
+  atomicExch(&r->filled, 1u);
+  return false;
+}
+
 template <class Atom>
 class DeviceBackend {
  public:
-  __device__ DeviceBackend(atom::Workspace workspace, const void** table, const DeviceControl& control)
-      : workspace_(workspace), table_(table), control_(control) {}
+  __device__ DeviceBackend(atom::Workspace workspace, const void** table, const DeviceControl& control,
+                           DeviceWatch& watch)
+      : workspace_(workspace), table_(table), control_(control), watch_(&watch) {}
 
   __device__ int worker() const { return static_cast<int>(blockIdx.x); }
   __device__ bool leader() const { return threadIdx.x == 0; }
@@ -135,50 +205,15 @@ class DeviceBackend {
     return seen.flag >= flag;
   }
   __device__ Packet load_packet(const Packet* packet) const {
-    std::uint64_t data = 0;
-    std::uint64_t seen = 0;
-    if (control_.gpu_scope != 0) {
-      asm volatile(
-          "{\n\t.reg .b128 p;\n\tld.relaxed.gpu.global.b128 p, [%2];\n\t"
-          "mov.b128 {%0, %1}, p;\n\t}"
-          : "=l"(data), "=l"(seen)
-          : "l"(packet)
-          : "memory");
-    } else {
-      asm volatile(
-          "{\n\t.reg .b128 p;\n\tld.relaxed.sys.global.b128 p, [%2];\n\t"
-          "mov.b128 {%0, %1}, p;\n\t}"
-          : "=l"(data), "=l"(seen)
-          : "l"(packet)
-          : "memory");
-    }
-    return Packet{data, seen};
+    return load_packet_scoped(packet, control_.gpu_scope);
   }
 
-  // Call fingerprints (fingerprint.h). A mismatch is recorded for the host's report and
-  // written as the launch's status at once: the worker's other threads return `aborted`.
-  // This and find_mismatch are out of line, like the Atom: every wait of every kernel reaches
-  // them, only once per check_every polls, and inlined at each wait they made a reduction
-  // kernel file compile 30% longer (95 s against 74 s for sm_90 on this project's CI machine).
-  __device__ void watch(const FingerprintWatch& w) const { watch_ = w; }
-  __device__ __noinline__ bool mismatch(int peer, std::uint64_t theirs) const {
-    mismatched_ = true;
-    if (control_.status != nullptr) {
-      atomicCAS(control_.status, 0u, static_cast<unsigned>(Status::mismatch));
-    }
-    StallRecord* r = control_.stall;
-    if (r == nullptr || atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
-    r->worker = blockIdx.x;
-    r->mismatch = 1;
-    r->peer = peer;
-    r->own = watch_.own;
-    r->theirs = theirs;
-    r->want = watch_.flag;
-    __threadfence_system();
-    atomicExch(&r->filled, 1u);
-    return false;
+  // Call fingerprints (fingerprint.h): the watch and a mismatch live in DeviceWatch.
+  __device__ void watch(const FingerprintWatch& w) const { watch_->watch = w; }
+  __device__ bool mismatch(int peer, std::uint64_t theirs) const {
+    return record_mismatch(watch_, control_.status, control_.stall, peer, theirs);
   }
-  __device__ bool mismatched() const { return mismatched_; }
+  __device__ bool mismatched() const { return watch_->mismatched; }
 
   // Calls done() until it returns true, with the waits' way out; `word` and `want` name what
   // it waits for in a stall report.
@@ -243,8 +278,8 @@ class DeviceBackend {
     atomicExch(&r->filled, 1u);
   }
 
-  __device__ __noinline__ int find_mismatch(std::uint64_t& theirs) const {
-    return snac::find_mismatch(*this, watch_, theirs);
+  __device__ int find_mismatch(std::uint64_t& theirs) const {
+    return find_watched_mismatch(watch_, control_.gpu_scope, &theirs);
   }
 
   // Backoff and the way out of a wait: the abort word and a globaltimer deadline, checked
@@ -290,9 +325,10 @@ class DeviceBackend {
 
   atom::Workspace workspace_;
   const void** table_;
-  const DeviceControl& control_;
-  mutable FingerprintWatch watch_{};
-  mutable bool mismatched_ = false;
+  // A copy, not a reference to the kernel's: read in every flag and packet access, it must not
+  // live behind a pointer into local memory (DeviceWatch says why).
+  DeviceControl control_;
+  DeviceWatch* watch_;
 };
 
 }  // namespace purlin::snac

@@ -68,6 +68,7 @@ class Engine {
 
     const Role role = plan_.role(w);
     be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
+    be_.mark(TracePoint::checked, e_, 0);
     Status s = Status::ok;
     if (role.group == 0) {
       s = stage(role);
@@ -76,6 +77,7 @@ class Engine {
     } else if constexpr (Prog::composed) {
       s = consume<1>(role);
     }
+    be_.mark(TracePoint::worked, e_, 0);
     s = check.finish(s, producers_of<C>(role.group, plan_.one_hop, r_, n_, a_.root));
     be_.mark(TracePoint::done, e_, 0);
 
@@ -91,6 +93,15 @@ class Engine {
   }
 
  private:
+  // Item i of a loop over `width` items per chunk ordinal: its ordinal and its region. The first
+  // `width` items take no division (layout::detail::quotient), which is all a latency launch has.
+  PURLIN_HD static std::uint64_t item_ordinal(std::uint64_t i, int width) {
+    return layout::detail::quotient(i, static_cast<std::uint64_t>(width));
+  }
+  PURLIN_HD static int item_region(std::uint64_t i, int width) {
+    return static_cast<int>(layout::detail::remainder(i, static_cast<std::uint64_t>(width)));
+  }
+
   // ---- Places (who reads what: relations.h) ------------------------------------------------
   // Start of chunk c of input partition `partition` of `phase` in rank j's staging.
   PURLIN_HD std::byte* slot(int j, std::uint64_t c, int phase, int partition) const {
@@ -205,11 +216,12 @@ class Engine {
 
   PURLIN_HD Status stage(const Role& role) {
     if (!F::is_producer(r_, a_.root) || rel_.own_partitions()) return Status::ok;
+    be_.mark(TracePoint::item, e_, 0);
     const int width = F::Input::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     if (zero_copy_) return publish_input(role, width, items);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
-      const std::uint64_t c = i / width;
+      const std::uint64_t c = item_ordinal(i, width);
       const int k = rel_.staged_partition(i, width);
       const Status s = stage_item(role, k, c);
       if (s != Status::ok) return s;
@@ -229,7 +241,7 @@ class Engine {
       const std::uint64_t step = teams * static_cast<std::uint64_t>(be_.lanes());
       for (std::uint64_t i = role.team + teams * static_cast<std::uint64_t>(be_.lane());
            i < items && ok; i += step) {
-        const std::uint64_t c = i / width;
+        const std::uint64_t c = item_ordinal(i, width);
         const int k = rel_.staged_partition(i, width);
         if (c >= plan_.chunking.count(rel_.input_region(k).size) || !rel_.has_readers(0, k)) continue;
         ok = c < plan_.ring.slots || drained(0, k, c);
@@ -248,7 +260,7 @@ class Engine {
     if (be_.leader() && role.member == 0) {
       const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
       for (std::uint64_t i = role.team; i < items && ok; i += role.teams) {
-        const std::uint64_t c = i / width;
+        const std::uint64_t c = item_ordinal(i, width);
         const int k = rel_.staged_partition(i, width);
         const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
         if (c >= count || c + plan_.ring.slots < count) continue;
@@ -342,8 +354,8 @@ class Engine {
     const int width = Out::regions(n_);
     const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
     for (std::uint64_t i = role.team; i < items; i += role.teams) {
-      const std::uint64_t c = i / width;
-      const int k = Out::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+      const std::uint64_t c = item_ordinal(i, width);
+      const int k = Out::kind == layout::LayoutKind::packed ? r_ : item_region(i, width);
       if (Ph == 0 && rel_.skip_self() && k == r_) continue;
       const layout::Region region = rel_.template output_region<Ph>(k);
       if (c >= plan_.chunking.count(region.size)) continue;
@@ -487,6 +499,7 @@ class Engine {
           bytes[b] = sh.size;
           most = layout::detail::max_of(most, sh.size);
         }
+        be_.mark(TracePoint::item, e_, 0);
         if (!be_.sync_and(reader().copies(in, dst, bytes, most))) return Status::aborted;
       }
     }
@@ -510,8 +523,8 @@ class Engine {
       const int width = Out::regions(n_);
       const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
       for (std::uint64_t i = role.team; i < items; i += role.teams) {
-        const std::uint64_t c = i / width;
-        const int k = static_cast<int>(i % width);
+        const std::uint64_t c = item_ordinal(i, width);
+        const int k = item_region(i, width);
         if (!Out::holds(r_, k)) continue;
         const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
         if (c >= plan_.chunking.count(region.size)) continue;
@@ -523,6 +536,7 @@ class Engine {
         const std::size_t within = chunk.offset - region.offset + sh.begin;
         std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
         const std::size_t packet0 = rel_.packet_base(src.partition) + within / kPacketPayload;
+        be_.mark(TracePoint::item, e_, 0);
         const bool ok = reader().template share<C::reduces>(0, first, last, packet0, sh.size, dst);
         if (!be_.sync_and(ok)) {
           return Status::aborted;

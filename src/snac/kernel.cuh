@@ -11,6 +11,7 @@
 // allows (launch/kernel_smem.h); the kernel takes whatever it was launched with.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 
 #include "atom/atom.cuh"
@@ -36,21 +37,24 @@ PURLIN_HD constexpr std::size_t kernel_smem_bytes(std::size_t workspace, int ran
 // called on (here: the kernel's own parameter). Fixed-shape collectives pass a storage whose
 // attach does nothing, so their parameter block stays small.
 template <class S, class C, class E>
-concept ShapeStorage = requires(const S& s, Args<C, E>& a) { s.attach(a); };
+concept ShapeStorage = requires(const S& s, Args<C, E>& a) {
+  s.attach(a);
+  { S::attaches } -> std::convertible_to<bool>;
+};
 
 template <class C, class E, class Op, class Cfg, class Shapes>
   requires ShapeStorage<Shapes, C, E>
 __global__ void __launch_bounds__(Cfg::threads, 1)
     snac_kernel(const __grid_constant__ Handle handle, const __grid_constant__ Plan plan,
-                Args<C, E> args, DeviceControl control,
+                const __grid_constant__ Args<C, E> args, DeviceControl control,
                 const __grid_constant__ Shapes shapes) {
   extern __shared__ __align__(128) unsigned char smem[];
   // __grid_constant__ makes taking a parameter's address legal: the engine holds references to
-  // the handle and plan, and without it every thread would copy them into its local memory and
-  // read them back from there (through an L1 that a throughput kernel's shared memory leaves
-  // small). The args stay a copy (attach() points them at the tables), and so does the control:
-  // nvcc 13.0 crashes compiling these kernels with a __grid_constant__ DeviceControl.
-  shapes.attach(args);
+  // the handle, plan and args, and without it every thread would copy them into its local
+  // memory and read them back from there (through an L1 that a throughput kernel's shared memory
+  // leaves small). A V collective's args are the exception, copied so that attach() can point
+  // them at the tables; the control stays a copy too: nvcc 13.0 crashes compiling these kernels
+  // with a __grid_constant__ DeviceControl.
   if (threadIdx.x == 0 && control.started != nullptr) {
     static_cast<volatile Epoch*>(control.started)[blockIdx.x] = handle.epochs[blockIdx.x] + 1;
   }
@@ -58,8 +62,16 @@ __global__ void __launch_bounds__(Cfg::threads, 1)
   // rather than being told twice.
   const std::size_t workspace = atom::ptx::dynamic_smem_bytes() - source_table_bytes(handle.ranks);
   auto** table = reinterpret_cast<const void**>(smem + workspace);
-  const DeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control);
-  const Status s = run<C, E, Op>(be, handle, plan, args);
+  DeviceWatch watch;
+  const DeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control, watch);
+  Status s = Status::ok;
+  if constexpr (Shapes::attaches) {
+    Args<C, E> attached = args;
+    shapes.attach(attached);
+    s = run<C, E, Op>(be, handle, plan, attached);
+  } else {
+    s = run<C, E, Op>(be, handle, plan, args);
+  }
   if (s != Status::ok && threadIdx.x == 0 && control.status != nullptr) {
     atomicCAS(control.status, 0u, static_cast<unsigned>(s));
   }

@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(Cfg::threads, 1)
   extern __shared__ __align__(128) unsigned char smem[];
   const std::size_t workspace = atom::ptx::dynamic_smem_bytes() - source_table_bytes(handle.ranks);
   auto** table = reinterpret_cast<const void**>(smem + workspace);
-  const PairDeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control);
+  DeviceWatch watch;
+  const PairDeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control, watch);
   const Status s = run_pairs(be, handle, launch);
   if (s != Status::ok && threadIdx.x == 0 && control.status != nullptr) {
     atomicCAS(control.status, 0u, static_cast<unsigned>(s));

@@ -200,6 +200,7 @@ struct Share {
   std::size_t size = 0;
 };
 PURLIN_HD constexpr Share team_share(std::size_t bytes, int parts, int index) {
+  if (parts == 1) return {0, bytes};  // a team of one (the latency regime's), no division
   constexpr std::size_t grain = 16;
   const std::size_t units = layout::detail::ceil_div(bytes, grain);
   const std::size_t per = units / static_cast<std::size_t>(parts);

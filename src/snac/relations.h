@@ -77,7 +77,8 @@ class Relations {
   // The input partition of a stager's item i (chunk ordinal i / width): a packed input has
   // one partition, this rank's.
   PURLIN_HD int staged_partition(std::uint64_t i, int width) const {
-    return F::Input::kind == layout::LayoutKind::packed ? r_ : static_cast<int>(i % width);
+    if constexpr (F::Input::kind == layout::LayoutKind::packed) return r_;
+    return static_cast<int>(layout::detail::remainder(i, static_cast<std::uint64_t>(width)));
   }
 
   // Byte region of input partition k on this rank.

@@ -13,11 +13,33 @@
 
 namespace purlin::snac {
 
-// In the order a worker passes them. `group` holds the worker's role group, not a time.
-enum class TracePoint : std::uint32_t { entry, released, group, push, ready, done, exit, count };
+// The times, in the order a worker passes them, then `group`, which holds the worker's role
+// group instead of a time. A worker records only the points its role passes (0 elsewhere):
+// `item` is where a stager starts its items, and where a latency consumer issues the packet
+// loads of its (last) share; `push`/`ready` a latency push before and after its release wait;
+// `worked` the end of the role's own work (a consumer's confirmation of the producers'
+// fingerprints lies between it and `done`).
+enum class TracePoint : std::uint32_t {
+  entry,
+  released,
+  checked,
+  item,
+  push,
+  ready,
+  worked,
+  done,
+  exit,
+  group,
+  count
+};
 
 inline constexpr std::uint32_t kTracePoints = static_cast<std::uint32_t>(TracePoint::count);
 inline constexpr std::uint32_t kTraceLaunches = 4;
+
+// Column names of the trace file, by TracePoint.
+inline constexpr const char* kTracePointNames[] = {"entry", "released", "checked", "item", "push",
+                                                   "ready", "worked",   "done",    "exit", "group"};
+static_assert(sizeof(kTracePointNames) / sizeof(kTracePointNames[0]) == kTracePoints);
 
 // Word of (launch epoch, worker, point) in a trace of `workers` slots per launch.
 PURLIN_HD constexpr std::size_t trace_index(Epoch epoch, int worker, int workers,
