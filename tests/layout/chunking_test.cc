@@ -71,6 +71,21 @@ TEST(Chunking, RangesTileEveryPartition) {
   }
 }
 
+// The division helpers skip the division where the answer needs none (a <= b, a < b): they must
+// agree with plain division on both sides of that boundary and at the top of the range.
+TEST(Chunking, DivisionHelpersMatchPlainDivision) {
+  const std::size_t top = ~std::size_t{0};
+  const std::vector<std::size_t> values = {0, 1, 2, 7, 8, 9, 15, 16, 17, 4095, 4096, 4097, top - 1, top};
+  for (std::size_t a : values) {
+    for (std::size_t b : values) {
+      if (b == 0) continue;
+      EXPECT_EQ(detail::ceil_div(a, b), a == 0 ? 0 : (a - 1) / b + 1) << a << " " << b;
+      EXPECT_EQ(detail::quotient(a, b), a / b) << a << " " << b;
+      EXPECT_EQ(detail::remainder(a, b), a % b) << a << " " << b;
+    }
+  }
+}
+
 TEST(Chunking, AbsoluteRangesAddThePartitionOffset) {
   const Chunking ch = Chunking::make(8, 2);
   const Region partition{100, 20};
