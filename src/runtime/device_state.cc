@@ -32,6 +32,7 @@
 #include "runtime/launch_events.h"
 #include "runtime/launch_trace.h"
 #include "runtime/peer_memory.h"
+#include "runtime/placement.h"
 #include "runtime/stall_report.h"
 
 namespace purlin::runtime {
@@ -64,34 +65,6 @@ struct Verdict {
 };
 static_assert(std::is_trivially_copyable_v<Verdict>, "verdicts are exchanged as bytes");
 
-// The most constraining facts over all ranks, so that every rank selects the same policy and
-// the co-residency budget holds on the most crowded GPU.
-policy::Facts agreed_facts(const std::vector<PeerRecord>& records) {
-  policy::Facts f{records[0].sm_major, records[0].sm_count, static_cast<int>(records.size()),
-                  records[0].ranks_on_gpu};
-  for (const PeerRecord& r : records) {
-    f.sm_major = std::min<int>(f.sm_major, r.sm_major);
-    f.sm_count = std::min<int>(f.sm_count, r.sm_count);
-    f.ranks_on_gpu = std::max<int>(f.ranks_on_gpu, r.ranks_on_gpu);
-  }
-  return f;
-}
-
-// Whether every rank's application buffers are readable by every rank at the address the owner
-// uses (snac::Handle::inputs_peer_visible): one process and one GPU. One process on several GPUs
-// shares addresses too, but peer access covers cudaMalloc memory only, not allocations mapped
-// with cuMemMap (PyTorch's expandable segments) unless they granted access to every GPU.
-bool same_process_and_gpu(const PeerRecord& a, const PeerRecord& b) {
-  return a.token == b.token && a.device == b.device;
-}
-
-bool one_address_space_and_gpu(const std::vector<PeerRecord>& records) {
-  for (const PeerRecord& r : records) {
-    if (!same_process_and_gpu(r, records[0])) return false;
-  }
-  return true;
-}
-
 // Ranks of one process that share a GPU submit through that process's hardware work queues
 // (CUDA_DEVICE_MAX_CONNECTIONS of them, 8 by default), onto which CUDA maps its streams. Two
 // ranks' streams on one queue can hang each other: whatever follows a rank's collective in its
@@ -102,16 +75,8 @@ bool one_address_space_and_gpu(const std::vector<PeerRecord>& records) {
 // reports show every CTA of the waiting ranks started: the missing peer's kernel was queued,
 // not starved of SMs. Processes under MPS own their queues.
 void warn_if_queues_are_shared(const std::vector<PeerRecord>& records, int rank) {
-  const PeerRecord& me = records[static_cast<std::size_t>(rank)];
-  int local = 0;
-  int first = rank;
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    if (same_process_and_gpu(records[r], me)) {
-      ++local;
-      first = std::min(first, static_cast<int>(r));
-    }
-  }
-  if (local < 2 || first != rank) return;
+  const GpuShare share = process_share_of_gpu(records, rank);
+  if (share.ranks < 2 || share.first != rank) return;
   const char* env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   const long queues = env != nullptr ? std::strtol(env, nullptr, 10) : 8;
   if (queues >= 32) return;
@@ -119,7 +84,8 @@ void warn_if_queues_are_shared(const std::vector<PeerRecord>& records, int rank)
               "two of their streams may share a hardware queue, where one rank's second "
               "collective blocks another rank's first and both hang; set "
               "CUDA_DEVICE_MAX_CONNECTIONS=32 before CUDA starts",
-              rank, local, me.device, env != nullptr ? env : "8 (unset)");
+              rank, share.ranks, records[static_cast<std::size_t>(rank)].device,
+              env != nullptr ? env : "8 (unset)");
 }
 
 ncclResult_t check_records(const std::vector<PeerRecord>& records, int rank) {

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "runtime/cuda_check.h"
+#include "runtime/placement.h"
 
 namespace purlin::runtime {
 namespace {
@@ -49,11 +50,13 @@ ncclResult_t PeerMappings::open(const std::vector<PeerRecord>& records, int rank
   bases_.assign(records.size(), nullptr);
   for (std::size_t r = 0; r < records.size(); ++r) {
     const PeerRecord& peer = records[r];
-    if (peer.token == me.token) {
-      // Same address space: the owner's pointer is ours too. Another GPU needs peer access
-      // from our context; it is per process and shared by every communicator, so it is enabled
-      // once and never disabled.
-      if (peer.device != me.device) {
+    switch (reach(me, peer)) {
+      case PeerReach::own_pointer:
+        bases_[r] = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(peer.block));
+        continue;
+      case PeerReach::peer_access: {
+        // Peer access is per process and shared by every communicator, so it is enabled once
+        // and never disabled.
         const cudaError_t e = cudaDeviceEnablePeerAccess(peer.device, 0);
         if (e == cudaErrorPeerAccessAlreadyEnabled) {
           (void)cudaGetLastError();
@@ -62,15 +65,16 @@ ncclResult_t PeerMappings::open(const std::vector<PeerRecord>& records, int rank
                       peer.device, me.device);
           return ncclUnhandledCudaError;
         }
+        bases_[r] = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(peer.block));
+        continue;
       }
-      bases_[r] = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(peer.block));
-      continue;
-    }
-    if (peer.exported == 0) {
-      PURLIN_WARN("rank %d: rank %zu is in another process but could not export its block "
-                  "for CUDA IPC (see that rank's log)",
-                  rank, r);
-      return ncclUnhandledCudaError;
+      case PeerReach::unexported:
+        PURLIN_WARN("rank %d: rank %zu is in another process but could not export its block "
+                    "for CUDA IPC (see that rank's log)",
+                    rank, r);
+        return ncclUnhandledCudaError;
+      case PeerReach::ipc_mapping:
+        break;
     }
     void* mapped = nullptr;
     if (cuda_failed(cudaIpcOpenMemHandle(&mapped, peer.ipc, cudaIpcMemLazyEnablePeerAccess),
