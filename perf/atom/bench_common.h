@@ -96,5 +96,7 @@ int run_copy_bench(const std::string& outdir, const Device& dev);
 int run_reduce_bench(const std::string& outdir, const Device& dev);
 int run_placement_bench(const std::string& outdir, const Device& dev);
 int run_profile_targets(const Device& dev);
+// Copies from GPU src_dev's memory to dst_dev's (pull and push) and packet ping-pong between them.
+int run_peer_bench(const std::string& outdir, const Device& dev, int src_dev, int dst_dev);
 
 }  // namespace purlin::atom::bench

@@ -1,7 +1,7 @@
 // Copy of 256 MiB: bandwidth vs CTA count and pipeline configuration, against cudaMemcpyAsync and
 // a plain grid-stride uint4 kernel with the same CTA count. Writes copy.csv.
 #include "bench_common.h"
-#include "atom/sliced_kernels.cuh"
+#include "copy_sweep.cuh"
 #include "purlin/atom.cuh"
 
 #include <cstdio>
@@ -47,22 +47,10 @@ void emit(Ctx& c, const char* impl, int threads, int stages, int stage_bytes, in
 template <class A>
 void sweep(Ctx& c, const char* impl, const std::vector<int>& ctas_list, std::size_t misalign = 0) {
   using Cfg = typename A::config;
-  if (A::workspace_bytes > static_cast<std::size_t>(c.dev.max_smem)) return;
-  if (cudaFuncSetAttribute(sliced_copy<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(A::workspace_bytes)) != cudaSuccess) {
-    return;
-  }
-  cudaFuncAttributes attr{};
-  cudaFuncGetAttributes(&attr, sliced_copy<A>);
-  for (int ctas : ctas_list) {
-    const Timing t = time_graph(
-        [&](cudaStream_t s) {
-          sliced_copy<A><<<ctas, A::threads, A::workspace_bytes, s>>>(c.dst + misalign, c.src,
-                                                                    kBytes);
-        },
-        c.stream);
-    emit(c, impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, ctas, misalign, t, attr.numRegs);
-  }
+  time_sliced_copy<A>(c.dst + misalign, c.src, kBytes, c.dev.max_smem, c.stream, ctas_list,
+                      [&](int ctas, const Timing& t, int regs) {
+                        emit(c, impl, Cfg::threads, Cfg::stages, Cfg::stage_bytes, ctas, misalign, t, regs);
+                      });
 }
 
 template <int Threads, int StageBytes, int... S>

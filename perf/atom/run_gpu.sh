@@ -49,10 +49,11 @@ timeout -s KILL 60 "$build/tests/atom/atom_host_test" --gtest_output="xml:$out/a
 tail -n 3 "$out/atom_host_test.log"
 
 # Each benchmark on its own, so that one failing part does not cost the other's data.
-for part in copy reduce placement; do
+# peer: GPUs 0 and 1, or GPU 0 against itself on a machine with one (peer_bench.cu).
+for part in copy reduce placement peer; do
   echo "== atom_bench $part"
   timeout -s KILL 150 "$build/perf/atom/atom_bench" "$out" "$part" 2>&1 | tee -a "$out/atom_bench.log" \
-    | grep -E "^(copy|reduce|placement)|failed|error|no CUDA"
+    | grep -E "^(copy|reduce|placement|peer|pull|push|packet)|failed|error|no CUDA"
   bench_rc=${PIPESTATUS[0]}
   [ "$bench_rc" -eq 0 ] || { echo "atom_bench $part: exit status $bench_rc"; status=1; }
 done

@@ -85,6 +85,25 @@ __device__ inline Packet load_packet_scoped(const Packet* packet, std::uint32_t 
   return Packet{data, seen};
 }
 
+// One 128-bit store of a packet (header comment): payload and flag arrive together or not at
+// all.
+__device__ inline void store_packet_scoped(Packet* packet, std::uint64_t payload, Flag flag,
+                                           std::uint32_t gpu_scope) {
+  if (gpu_scope != 0) {
+    asm volatile(
+        "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
+        "st.relaxed.gpu.global.b128 [%0], p;\n\t}" ::"l"(packet),
+        "l"(payload), "l"(flag)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
+        "st.relaxed.sys.global.b128 [%0], p;\n\t}" ::"l"(packet),
+        "l"(payload), "l"(flag)
+        : "memory");
+  }
+}
+
 // The peer whose fingerprint differs (fingerprint.h: find_mismatch), out of line like the Atom:
 // every wait of every kernel reaches it, only once per check_every polls, and inlined at each
 // wait it made a reduction kernel file compile 30% longer (95 s against 74 s for sm_90 on this
@@ -181,21 +200,8 @@ class DeviceBackend {
     return true;
   }
 
-  // One 128-bit store (header comment): payload and flag arrive together or not at all.
   __device__ void put_packet(Packet* packet, std::uint64_t payload, Flag flag) const {
-    if (control_.gpu_scope != 0) {
-      asm volatile(
-          "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
-          "st.relaxed.gpu.global.b128 [%0], p;\n\t}" ::"l"(packet),
-          "l"(payload), "l"(flag)
-          : "memory");
-    } else {
-      asm volatile(
-          "{\n\t.reg .b128 p;\n\tmov.b128 p, {%1, %2};\n\t"
-          "st.relaxed.sys.global.b128 [%0], p;\n\t}" ::"l"(packet),
-          "l"(payload), "l"(flag)
-          : "memory");
-    }
+    store_packet_scoped(packet, payload, flag, control_.gpu_scope);
   }
   // One 128-bit load of a packet: true when it carries `flag` (or a later launch's); the
   // payload is the one stored with the flag seen.
