@@ -95,6 +95,35 @@ TEST(CommLifecycle, InitAllCreatesEveryRank) {
   destroy_all(comms);
 }
 
+// One process driving several GPUs, as nccl-tests -g N does: rank i runs on devlist[i], or on
+// GPU i without a list, and a split child stays on its parent's GPU. Without a GPU the numbers
+// are taken as given; with fewer GPUs than the list names they are refused (bad_argument_test).
+TEST(CommLifecycle, InitAllPutsRankIOnItsDevlistEntryAndSplitsKeepTheDevice) {
+  const std::vector<int> devs = {3, 1, 2, 0};
+  std::vector<ncclComm_t> listed(4, nullptr), counted(4, nullptr), children(4, nullptr);
+  const ncclResult_t made = ncclCommInitAll(listed.data(), 4, devs.data());
+  if (made == ncclInvalidArgument) GTEST_SKIP() << "GPUs visible, but fewer than the 4 the list names";
+  ASSERT_EQ(made, ncclSuccess);
+  ASSERT_EQ(ncclCommInitAll(counted.data(), 4, nullptr), ncclSuccess);
+  expect_identity(listed);
+  expect_identity(counted);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(ncclCommSplit(listed[r], r % 2, r, &children[r], nullptr), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  for (int r = 0; r < 4; ++r) {
+    int device = -1;
+    EXPECT_EQ(ncclCommCuDevice(listed[r], &device), ncclSuccess);
+    EXPECT_EQ(device, devs[r]) << "rank " << r << " of the listed communicator";
+    EXPECT_EQ(ncclCommCuDevice(counted[r], &device), ncclSuccess);
+    EXPECT_EQ(device, r) << "rank " << r << " without a device list";
+    EXPECT_EQ(ncclCommCuDevice(children[r], &device), ncclSuccess);
+    EXPECT_EQ(device, devs[r]) << "the split child of rank " << r;
+  }
+  destroy_all(children);
+  destroy_all(counted);
+  destroy_all(listed);
+}
+
 TEST(CommLifecycle, NonblockingInitReportsProgressThenSuccess) {
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);

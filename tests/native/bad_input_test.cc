@@ -20,13 +20,18 @@ TEST_F(BadInput, HostBufferIsRefusedAndTheCommunicatorStillWorks) {
   std::string error;
   std::unique_ptr<World> w = World::create(2, &error);
   ASSERT_TRUE(w) << error;
-  int pageable = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0), cudaSuccess);
-  if (pageable != 0) GTEST_SKIP() << "this GPU reaches pageable host memory (HMM/ATS)";
+  for (int r = 0; r < 2; ++r) {
+    int pageable = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, w->device(r)), cudaSuccess);
+    if (pageable != 0) GTEST_SKIP() << "GPU " << w->device(r) << " reaches pageable host memory (HMM/ATS)";
+  }
 
   std::vector<float> host(1024, 1.0f);
   float* dev[2] = {nullptr, nullptr};
-  for (float*& p : dev) ASSERT_EQ(cudaMalloc(&p, host.size() * sizeof(float)), cudaSuccess);
+  for (int r = 0; r < 2; ++r) {
+    const ScopedDevice on(w->device(r));
+    ASSERT_EQ(cudaMalloc(&dev[r], host.size() * sizeof(float)), cudaSuccess);
+  }
 
   // Host send buffer, then host receive buffer: refused at the call or at ncclGroupEnd.
   for (int which = 0; which < 2; ++which) {
@@ -46,6 +51,7 @@ TEST_F(BadInput, HostBufferIsRefusedAndTheCommunicatorStillWorks) {
 
   // The communicator and the context are intact: a valid AllReduce gives the right sum.
   for (int r = 0; r < 2; ++r) {
+    const ScopedDevice on(w->device(r));
     ASSERT_EQ(cudaMemcpy(dev[r], host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   }
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
@@ -55,6 +61,7 @@ TEST_F(BadInput, HostBufferIsRefusedAndTheCommunicatorStillWorks) {
   }
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
   for (int r = 0; r < 2; ++r) {
+    const ScopedDevice on(w->device(r));
     ASSERT_EQ(cudaStreamSynchronize(w->stream(r)), cudaSuccess);
     std::vector<float> out(host.size());
     ASSERT_EQ(cudaMemcpy(out.data(), dev[r], out.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);

@@ -33,7 +33,7 @@ TEST_F(NativeConfig, QueryPropertiesArePurlinsOwn) {
     ASSERT_EQ(ncclCommQueryProperties(w->comm(r), &props), ncclSuccess);
     EXPECT_EQ(props.rank, r);
     EXPECT_EQ(props.nRanks, kRanks);
-    EXPECT_EQ(props.cudaDev, 0);
+    EXPECT_EQ(props.cudaDev, w->device(r));
     EXPECT_FALSE(props.deviceApiSupport) << "Purlin's kernels offer no NCCL device API";
     EXPECT_NE(props.commHash, 0u);
     if (r == 0) hash = props.commHash;
@@ -50,6 +50,7 @@ TEST_F(NativeConfig, AllReduceConfigRunsNativelyAndRecordsItsEvent) {
   std::vector<DeviceBuffer> send(kRanks), recv(kRanks);
   std::vector<cudaEvent_t> events(kRanks, nullptr);
   for (int r = 0; r < kRanks; ++r) {
+    const ScopedDevice on(w->device(r));  // buffers and the event on the rank's GPU
     std::vector<float> host(kCount, static_cast<float>(r + 1));
     ASSERT_EQ(send[r].reserve(kCount * sizeof(float)), cudaSuccess);
     ASSERT_EQ(recv[r].reserve(kCount * sizeof(float)), cudaSuccess);
@@ -71,6 +72,7 @@ TEST_F(NativeConfig, AllReduceConfigRunsNativelyAndRecordsItsEvent) {
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
   const float expected = kRanks * (kRanks + 1) / 2.0f;
   for (int r = 0; r < kRanks; ++r) {
+    const ScopedDevice on(w->device(r));
     ASSERT_EQ(cudaStreamSynchronize(w->stream(r)), cudaSuccess);
     EXPECT_EQ(cudaEventQuery(events[r]), cudaSuccess) << "rank " << r << ": launch event not recorded";
     std::vector<float> host(kCount, 0.0f);
@@ -156,6 +158,7 @@ TEST_F(NativeConfig, EveryConfigCollectiveRunsNativelyExactly) {
     std::vector<DeviceBuffer> send(kRanks), recv(kRanks);
     std::vector<cudaEvent_t> events(kRanks, nullptr);
     for (int r = 0; r < kRanks; ++r) {
+      const ScopedDevice on(w->device(r));  // buffers and the event on the rank's GPU
       std::vector<float> host(check.in_count);
       for (std::size_t j = 0; j < host.size(); ++j) host[j] = in(r, j);
       ASSERT_EQ(send[r].reserve(check.in_count * sizeof(float)), cudaSuccess);
@@ -176,6 +179,7 @@ TEST_F(NativeConfig, EveryConfigCollectiveRunsNativelyExactly) {
     }
     ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
     for (int r = 0; r < kRanks; ++r) {
+      const ScopedDevice on(w->device(r));
       ASSERT_EQ(cudaStreamSynchronize(w->stream(r)), cudaSuccess);
       EXPECT_EQ(cudaEventQuery(events[r]), cudaSuccess) << "rank " << r << ": launch event not recorded";
       std::vector<float> host(check.out_count, 0.0f);

@@ -39,11 +39,12 @@ struct Buffers {
 
 class Graph : public GpuTestWithParam<int> {
  protected:
-  // Allocates and fills each rank's send (count) and recv (recv_count) buffers.
+  // Allocates and fills each rank's send (count) and recv (recv_count) buffers on its GPU.
   bool setup(World& w, std::vector<Buffers>* bufs, std::size_t count, std::size_t recv_count) {
-    const DeviceTables tables;
     bufs->resize(static_cast<std::size_t>(w.size()));
     for (int r = 0; r < w.size(); ++r) {
+      const ScopedDevice on(w.device(r));
+      const DeviceTables tables;  // on the rank's GPU, like the buffer the kernel fills
       Buffers& b = (*bufs)[static_cast<std::size_t>(r)];
       b.count = count;
       b.recv_count = recv_count;
@@ -65,6 +66,7 @@ class Graph : public GpuTestWithParam<int> {
       ASSERT_EQ(cudaStreamSynchronize(w.stream(r)), cudaSuccess) << what << " replay " << replays;
     }
     for (int r = 0; r < w.size(); ++r) {
+      const ScopedDevice on(w.device(r));
       const Buffers& b = bufs[static_cast<std::size_t>(r)];
       std::vector<std::int32_t> got(b.recv_count);
       ASSERT_EQ(cudaMemcpy(got.data(), b.recv.get(), b.recv_count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -75,6 +77,14 @@ class Graph : public GpuTestWithParam<int> {
       ASSERT_EQ(bad, 0u) << what << ", " << w.size() << " ranks, after " << replays << " replays: rank " << r
                          << " has " << bad << " wrong elements; first " << first << ": got " << got[first]
                          << ", expected " << want(first);
+    }
+  }
+
+  // One replay: every rank's graph on its stream, from its GPU.
+  static void launch_all(const World& w, const std::vector<cudaGraphExec_t>& execs) {
+    for (int r = 0; r < w.size(); ++r) {
+      const ScopedDevice on(w.device(r));
+      ASSERT_EQ(cudaGraphLaunch(execs[static_cast<std::size_t>(r)], w.stream(r)), cudaSuccess) << "rank " << r;
     }
   }
 
@@ -94,7 +104,7 @@ TEST_P(Graph, AllReduceCapturedPerThread) {
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       const auto ur = static_cast<std::size_t>(r);
-      cudaSetDevice(0);
+      cudaSetDevice(w->device(r));
       cudaStream_t s = w->stream(r);
       cudaGraph_t g = nullptr;
       if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
@@ -121,7 +131,8 @@ TEST_P(Graph, AllReduceCapturedPerThread) {
   for (int r = 0; r < n; ++r) ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
 
   for (int k = 1; k <= kReplays; ++k) {
-    for (int r = 0; r < n; ++r) ASSERT_EQ(cudaGraphLaunch(execs[static_cast<std::size_t>(r)], w->stream(r)), cudaSuccess);
+    launch_all(*w, execs);
+    if (HasFatalFailure()) break;
     if (!checkpoint(k)) continue;
     auto sum = [&](std::size_t i) {
       std::uint32_t acc = 0;
@@ -148,6 +159,7 @@ TEST_P(Graph, AllGatherCapturedByOneThreadRelaxed) {
   for (std::vector<Buffers>* bufs : {&small, &large}) {
     // The updates go in before the group: the group may enqueue its calls only at ncclGroupEnd.
     for (int r = 0; r < n; ++r) {
+      const ScopedDevice on(w->device(r));  // a launch goes to a stream of the current GPU only
       Buffers& b = (*bufs)[static_cast<std::size_t>(r)];
       ok &= increment_i32(reinterpret_cast<std::int32_t*>(b.send.get()), b.count, w->stream(r)) == cudaSuccess;
     }
@@ -160,6 +172,7 @@ TEST_P(Graph, AllGatherCapturedByOneThreadRelaxed) {
   }
   std::vector<cudaGraphExec_t> execs(un, nullptr);
   for (int r = 0; r < n; ++r) {
+    const ScopedDevice on(w->device(r));
     cudaGraph_t g = nullptr;
     ok &= cudaStreamEndCapture(w->stream(r), &g) == cudaSuccess;
     ok &= g != nullptr && cudaGraphInstantiate(&execs[static_cast<std::size_t>(r)], g, 0) == cudaSuccess;
@@ -168,7 +181,8 @@ TEST_P(Graph, AllGatherCapturedByOneThreadRelaxed) {
   ASSERT_TRUE(ok) << "capture failed";
 
   for (int k = 1; k <= kReplays; ++k) {
-    for (int r = 0; r < n; ++r) ASSERT_EQ(cudaGraphLaunch(execs[static_cast<std::size_t>(r)], w->stream(r)), cudaSuccess);
+    launch_all(*w, execs);
+    if (HasFatalFailure()) break;
     if (!checkpoint(k)) continue;
     for (std::vector<Buffers>* bufs : {&small, &large}) {
       const std::size_t c = (*bufs)[0].count;

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <purlin/purlin.h>
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -30,11 +31,18 @@ std::unique_ptr<World> World::create(int n, std::string* error, const World* sha
     *error = "cudaSetDevice(0) failed";
     return nullptr;
   }
-  std::vector<int> devices(static_cast<std::size_t>(n), 0);  // every rank on GPU 0
+  w->gpus_ = world_gpus(error);
+  if (w->gpus_ < 1) return nullptr;
+  if (share_streams != nullptr && share_streams->gpus_ != w->gpus_) {
+    *error = "the world whose streams are shared spreads over another number of GPUs";
+    return nullptr;
+  }
+  std::vector<int> devices;
+  for (int r = 0; r < n; ++r) devices.push_back(w->device(r));
   w->comms_.assign(static_cast<std::size_t>(n), nullptr);
   if (const ncclResult_t r = ncclCommInitAll(w->comms_.data(), n, devices.data()); r != ncclSuccess) {
-    *error = "ncclCommInitAll(" + std::to_string(n) + " ranks on GPU 0): " + ncclGetErrorString(r) + ": " +
-             ncclGetLastError(nullptr);
+    *error = "ncclCommInitAll(" + std::to_string(n) + " ranks over " + std::to_string(std::min(n, w->gpus_)) +
+             " GPU(s)): " + ncclGetErrorString(r) + ": " + ncclGetLastError(nullptr);
     w->comms_.clear();
     return nullptr;
   }
@@ -43,8 +51,9 @@ std::unique_ptr<World> World::create(int n, std::string* error, const World* sha
     w->owns_streams_ = false;
   } else {
     for (int r = 0; r < n; ++r) {
+      const ScopedDevice on(w->device(r));
       cudaStream_t s = nullptr;
-      if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      if (on.error() != cudaSuccess || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
         *error = "cudaStreamCreateWithFlags failed";
         return nullptr;
       }
@@ -96,9 +105,11 @@ World::~World() {
 
 std::vector<LocalRank> World::ranks() const {
   std::vector<LocalRank> v;
-  for (int r = 0; r < size(); ++r) v.push_back({r, comm(r), stream(r)});
+  for (int r = 0; r < size(); ++r) v.push_back({r, comm(r), stream(r), device(r)});
   return v;
 }
+
+cudaError_t World::synchronize_devices() const { return native_test::synchronize_devices(std::min(gpus_, size())); }
 
 Runner& World::runner() {
   if (!runner_) runner_ = std::make_unique<Runner>(size(), ranks());
@@ -123,7 +134,7 @@ Issued issue_all(Runner& runner, Style style) {
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      cudaSetDevice(0);
+      cudaSetDevice(runner.device(i));  // as a framework's thread per GPU does
       out.results[i] = runner.issue(i);
     });
   }

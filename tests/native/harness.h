@@ -1,7 +1,8 @@
 // The in-process side of the native tests: worlds of n ranks that share GPU 0 (threads of one
-// process, one stream each, as DESIGN.md section 5 allows and NCCL itself refuses), the two ways
-// of issuing a case (one thread inside ncclGroupStart/End, or one thread per rank), and the
-// gtest plumbing (SKIPPED without a GPU, a cap on reported failures).
+// process, one stream each, as DESIGN.md section 5 allows and NCCL itself refuses) or, with
+// PURLIN_TEST_GPUS, spread over several GPUs (placement.h), the two ways of issuing a case (one
+// thread inside ncclGroupStart/End, or one thread per rank), and the gtest plumbing (SKIPPED
+// without a GPU, a cap on reported failures).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cases.h"
+#include "placement.h"
 #include "runner.h"
 
 namespace purlin::native_test {
@@ -24,9 +26,10 @@ std::string world_label(int n);
 
 class World {
  public:
-  // n ranks on GPU 0 through ncclCommInitAll, each with its own non-blocking stream, or with
-  // `share_streams`'s streams (same size) so that calls of two communicators interleave in
-  // stream order. nullptr with *error on failure, including a communicator that is not native.
+  // n ranks through ncclCommInitAll, rank r on GPU r % PURLIN_TEST_GPUS (default: all on GPU 0),
+  // each with its own non-blocking stream on its GPU, or with `share_streams`'s streams (same
+  // size and placement) so that calls of two communicators interleave in stream order. nullptr
+  // with *error on failure, including a communicator that is not native.
   static std::unique_ptr<World> create(int n, std::string* error, const World* share_streams = nullptr);
   // The process-wide world of n ranks, created on first use (nullptr with *error on failure).
   static World* shared(int n, std::string* error);
@@ -40,6 +43,10 @@ class World {
   int size() const { return static_cast<int>(comms_.size()); }
   ncclComm_t comm(int r) const { return comms_[static_cast<std::size_t>(r)]; }
   cudaStream_t stream(int r) const { return streams_[static_cast<std::size_t>(r)]; }
+  // Rank r's GPU: where its stream lives and its buffers belong (ScopedDevice).
+  int device(int r) const { return rank_device(r, gpus_); }
+  // Waits for all work on every GPU of the world, not only the current one.
+  cudaError_t synchronize_devices() const;
   std::vector<LocalRank> ranks() const;
   // A runner over every rank, kept with the world so buffers are reused across tests.
   Runner& runner();
@@ -49,6 +56,7 @@ class World {
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
   bool owns_streams_ = true;
+  int gpus_ = 1;  // the GPUs the ranks spread over
   std::unique_ptr<Runner> runner_;
 };
 

@@ -34,13 +34,14 @@ void expect_mismatch(const std::function<ncclResult_t(int, float*, float*, World
   }
   ASSERT_TRUE(w) << error;
   float* buf[2][2] = {};
-  for (auto& rank : buf) {
-    for (float*& b : rank) {
+  for (int r = 0; r < 2; ++r) {
+    const ScopedDevice on(w->device(r));
+    for (float*& b : buf[r]) {
       ASSERT_EQ(cudaMalloc(&b, 2 * kCount * sizeof(float)), cudaSuccess);
       ASSERT_EQ(cudaMemset(b, 0, 2 * kCount * sizeof(float)), cudaSuccess);
     }
   }
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(w->synchronize_devices(), cudaSuccess);
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r, buf[r][0], buf[r][1], *w), ncclSuccess);
   for (int r = 0; r < 2; ++r) ASSERT_EQ(cudaStreamSynchronize(w->stream(r)), cudaSuccess);

@@ -1,10 +1,11 @@
 // native_mps_ranks RANK NRANKS ID_FILE: one rank of a multi-process job on GPU 0 (several
-// processes sharing the GPU under MPS; tests/integration/run_mps.sh starts them). Rank 0 creates
-// the ncclUniqueId and publishes it at ID_FILE; the others wait for it. Every process runs the
-// same collectives through the NCCL API and purlin.h, checks its own buffers byte for byte with
-// the host reference (which recomputes every rank's input), prints PASS or FAIL per case and
-// exits 1 if any failed (2: usage or setup error, 77: no GPU). Then rounds of grouped
-// ncclSend/ncclRecv between all of them (p2p_rounds).
+// processes sharing the GPU under MPS; tests/integration/run_mps.sh starts them), or on the GPU
+// that LOCAL_RANK or PURLIN_TEST_DEVICE names (placement.h). Rank 0 creates the ncclUniqueId
+// and publishes it at ID_FILE; the others wait for it. Every process runs the same collectives
+// through the NCCL API and purlin.h, checks its own buffers byte for byte with the host
+// reference (which recomputes every rank's input), prints PASS or FAIL per case and exits 1 if
+// any failed (2: usage or setup error, 77: no GPU). Then rounds of grouped ncclSend/ncclRecv
+// between all of them (p2p_rounds).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <purlin/purlin.h>
@@ -20,6 +21,7 @@
 
 #include "cases.h"
 #include "id_file.h"
+#include "placement.h"
 #include "runner.h"
 #include "values.h"
 
@@ -148,7 +150,8 @@ int main(int argc, char** argv) {
     std::printf("[rank %d] SKIPPED: no CUDA device\n", rank);
     return 77;
   }
-  cudaSetDevice(0);
+  const int device = use_process_device(rank);
+  if (device < 0) return 2;
 
   ncclUniqueId id{};
   if (rank == 0) {
@@ -177,7 +180,7 @@ int main(int argc, char** argv) {
 
   int failed = 0;
   {
-    Runner runner(n, {{rank, comm, stream}});
+    Runner runner(n, {{rank, comm, stream, device}});
     for (const Case& c : cases(n)) {
       std::string report;
       if (!runner.prepare(c, &report)) {

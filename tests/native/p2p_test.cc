@@ -1,9 +1,10 @@
-// Native ncclSend / ncclRecv (snac/pairs.h through launch/pairs.h): ranks sharing GPU 0 as
-// threads, grouped patterns (AllToAllV-shaped, ring, exchange, one-sided groups where most ranks
-// call nothing, several transfers to one peer, self transfers), every element type, counts
-// {0, 1, odd, 1 MiB + odd, 64 MiB}, issued from one thread inside one group or from one thread
-// per rank with its own group, and captured into CUDA graphs replayed 100 times with new input
-// every replay. Every receive buffer is compared byte for byte, guard bytes included.
+// Native ncclSend / ncclRecv (snac/pairs.h through launch/pairs.h): ranks sharing GPU 0 (or as
+// World places them under PURLIN_TEST_GPUS) as threads, grouped patterns (AllToAllV-shaped,
+// ring, exchange, one-sided groups where most ranks call nothing, several transfers to one peer,
+// self transfers), every element type, counts {0, 1, odd, 1 MiB + odd, 64 MiB}, issued from one
+// thread inside one group or from one thread per rank with its own group, and captured into CUDA
+// graphs replayed 100 times with new input every replay. Every receive buffer is compared byte
+// for byte, guard bytes included.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <nccl.h>
@@ -55,10 +56,11 @@ std::size_t random_count(std::mt19937_64& rng, ncclDataType_t t) {
   }
 }
 
-// One launch's buffers on the device and what the receive buffers must hold.
+// One launch's buffers, each on its rank's GPU (a send buffer on the sender's, a receive buffer
+// on the receiver's), and what the receive buffers must hold.
 class Exchange {
  public:
-  Exchange(std::vector<Transfer> transfers, ncclDataType_t type, std::uint64_t seed)
+  Exchange(const World& w, std::vector<Transfer> transfers, ncclDataType_t type, std::uint64_t seed)
       : t_(std::move(transfers)), type_(type), es_(type_size(type)) {
     std::mt19937_64 rng(seed);
     for (const Transfer& x : t_) {
@@ -67,17 +69,24 @@ class Exchange {
       for (unsigned char& b : h) b = static_cast<unsigned char>(rng());
       void* s = nullptr;
       void* d = nullptr;
-      ok_ = ok_ && cudaMalloc(&s, bytes + 1) == cudaSuccess && cudaMalloc(&d, bytes + 2 * kGuard) == cudaSuccess;
-      if (!ok_) return;
-      ok_ = cudaMemcpy(s, h.data(), bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
-            cudaMemset(d, kGuardByte, bytes + 2 * kGuard) == cudaSuccess;
-      src_.push_back(s);
+      {
+        const ScopedDevice on(w.device(x.from));
+        ok_ = ok_ && cudaMalloc(&s, bytes + 1) == cudaSuccess &&
+              cudaMemcpy(s, h.data(), bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+      }
+      {
+        const ScopedDevice on(w.device(x.to));
+        ok_ = ok_ && cudaMalloc(&d, bytes + 2 * kGuard) == cudaSuccess &&
+              cudaMemset(d, kGuardByte, bytes + 2 * kGuard) == cudaSuccess;
+      }
+      src_.push_back(s);  // null or not, freed with the others
       dst_.push_back(d);
       want_.push_back(std::move(h));
+      if (!ok_) return;
     }
     // The ranks' streams are non-blocking: the legacy stream's memset (and a pageable copy's
-    // DMA) must have landed before any rank's launch reads or writes these buffers.
-    ok_ = ok_ && cudaDeviceSynchronize() == cudaSuccess;
+    // DMA) must have landed, on every GPU, before any rank's launch reads or writes these buffers.
+    ok_ = ok_ && w.synchronize_devices() == cudaSuccess;
   }
   ~Exchange() {
     for (void* p : src_) cudaFree(p);
@@ -115,6 +124,7 @@ class Exchange {
     std::vector<std::thread> threads;
     for (int r = 0; r < w.size(); ++r) {
       threads.emplace_back([&, r] {
+        cudaSetDevice(w.device(r));
         ncclResult_t res = ncclGroupStart();
         if (res == ncclSuccess) res = issue_rank(w, r, seed + static_cast<unsigned>(r));
         const ncclResult_t end = ncclGroupEnd();
@@ -131,6 +141,7 @@ class Exchange {
   bool refill(const World& w, unsigned char value) {
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const std::size_t bytes = t_[i].size * es_;
+      const ScopedDevice on(w.device(t_[i].from));
       if (cudaMemsetAsync(src_[i], value, bytes, w.stream(t_[i].from)) != cudaSuccess) return false;
       std::fill(want_[i].begin(), want_[i].end(), value);
     }
@@ -184,7 +195,8 @@ TEST_P(P2p, GroupedPatternsEveryTypeExact) {
   for (int i = 0; i < 48 && failures < 5; ++i) {
     const Pattern p = static_cast<Pattern>(i % 4);
     const ncclDataType_t type = kTypes[static_cast<std::size_t>(i) % 12];
-    Exchange x(make_pattern(p, w->size(), rng, [&](std::mt19937_64& g) { return random_count(g, type); }), type, rng());
+    Exchange x(*w, make_pattern(p, w->size(), rng, [&](std::mt19937_64& g) { return random_count(g, type); }), type,
+               rng());
     ASSERT_TRUE(x.ok()) << "cudaMalloc";
     const bool threads = i % 3 == 2;
     const ncclResult_t res = threads ? x.issue_threads(*w, rng()) : x.issue_group(*w, rng());
@@ -216,7 +228,7 @@ TEST_P(P2p, LargeTransfersWrapTheRing) {
         t.push_back({s + 1, s, count - 2});
       }
     }
-    Exchange x(t, ncclUint8, 7);
+    Exchange x(*w, t, ncclUint8, 7);
     ASSERT_TRUE(x.ok());
     ASSERT_EQ(x.issue_group(*w, 11), ncclSuccess);
     ASSERT_TRUE(sync_all(*w));
@@ -231,7 +243,8 @@ TEST_P(P2p, GraphReplayedAHundredTimes) {
   if (w == nullptr) return;
   std::mt19937_64 rng(42);
   for (Pattern p : {Pattern::all_to_all_v, Pattern::one_sided}) {
-    Exchange x(make_pattern(p, w->size(), rng, [](std::mt19937_64& g) { return random_count(g, ncclFloat32); }), ncclFloat32, 5);
+    Exchange x(*w, make_pattern(p, w->size(), rng, [](std::mt19937_64& g) { return random_count(g, ncclFloat32); }),
+               ncclFloat32, 5);
     ASSERT_TRUE(x.ok());
     const int n = w->size();
     std::vector<cudaGraph_t> graphs(static_cast<std::size_t>(n));
@@ -242,18 +255,23 @@ TEST_P(P2p, GraphReplayedAHundredTimes) {
       ASSERT_EQ(cudaStreamBeginCapture(w->stream(r), cudaStreamCaptureModeRelaxed), cudaSuccess);
     const ncclResult_t issued = x.issue_group(*w, 3);
     bool ended = true;
-    for (int r = 0; r < n; ++r)
+    for (int r = 0; r < n; ++r) {
+      const ScopedDevice on(w->device(r));
       ended &= cudaStreamEndCapture(w->stream(r), &graphs[static_cast<std::size_t>(r)]) == cudaSuccess;
+    }
     ASSERT_EQ(issued, ncclSuccess);
     ASSERT_TRUE(ended);
     for (int r = 0; r < n; ++r) {
+      const ScopedDevice on(w->device(r));
       const auto i = static_cast<std::size_t>(r);
       ASSERT_EQ(cudaGraphInstantiate(&execs[i], graphs[i], 0), cudaSuccess);
     }
     for (int k = 0; k < 100; ++k) {
       ASSERT_TRUE(x.refill(*w, static_cast<unsigned char>(k + 1)));
-      for (int r = 0; r < n; ++r)
+      for (int r = 0; r < n; ++r) {
+        const ScopedDevice on(w->device(r));
         ASSERT_EQ(cudaGraphLaunch(execs[static_cast<std::size_t>(r)], w->stream(r)), cudaSuccess);
+      }
       ASSERT_TRUE(sync_all(*w));
       const std::string report = x.check();
       ASSERT_EQ(report, "") << pattern_name(p) << ", replay " << k;
@@ -275,17 +293,18 @@ TEST_P(P2p, MixedGroupWithACollective) {
   constexpr std::size_t kCount = 3000;
   std::vector<Transfer> ring;
   for (int s = 0; s < n; ++s) ring.push_back({s, (s + 1) % n, 5000 + static_cast<std::size_t>(s)});
-  Exchange x(ring, ncclUint8, 9);
+  Exchange x(*w, ring, ncclUint8, 9);
   ASSERT_TRUE(x.ok());
   std::vector<float*> bufs(static_cast<std::size_t>(n));
   std::vector<float> host(kCount);
   for (int r = 0; r < n; ++r) {
+    const ScopedDevice on(w->device(r));
     for (std::size_t i = 0; i < kCount; ++i) host[i] = static_cast<float>((i + static_cast<std::size_t>(r)) % 7);
     ASSERT_EQ(cudaMalloc(&bufs[static_cast<std::size_t>(r)], kCount * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(bufs[static_cast<std::size_t>(r)], host.data(), kCount * sizeof(float), cudaMemcpyHostToDevice),
               cudaSuccess);
   }
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(w->synchronize_devices(), cudaSuccess);
   ncclResult_t res = ncclGroupStart();
   for (int r = 0; r < n && res == ncclSuccess; ++r) {
     float* b = bufs[static_cast<std::size_t>(r)];
@@ -300,6 +319,7 @@ TEST_P(P2p, MixedGroupWithACollective) {
   ASSERT_TRUE(sync_all(*w));
   EXPECT_EQ(x.check(), "");
   for (int r = 0; r < n; ++r) {
+    const ScopedDevice on(w->device(r));
     ASSERT_EQ(cudaMemcpy(host.data(), bufs[static_cast<std::size_t>(r)], kCount * sizeof(float), cudaMemcpyDeviceToHost),
               cudaSuccess);
     for (std::size_t i = 0; i < kCount; ++i) {
@@ -323,7 +343,10 @@ TEST_F(GpuTest, P2pUnmatchedSelfSendIsInvalidArgument) {
   World* w = world(2);
   if (w == nullptr) return;
   void* b = nullptr;
-  ASSERT_EQ(cudaMalloc(&b, 64), cudaSuccess);
+  {
+    const ScopedDevice on(w->device(0));  // rank 0's buffer
+    ASSERT_EQ(cudaMalloc(&b, 64), cudaSuccess);
+  }
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   ASSERT_EQ(ncclSend(b, 16, ncclFloat32, 0, w->comm(0), w->stream(0)), ncclSuccess);
   EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);

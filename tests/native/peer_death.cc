@@ -1,7 +1,7 @@
 // native_peer_death RANK NRANKS DIR: one rank of a job on GPU 0 (processes sharing the GPU under
-// MPS; tests/integration/run_peer_death.sh starts them) in which the last rank kills itself
-// (SIGKILL) in the middle of an AllReduce. What PyTorch's watchdog relies on, checked by every
-// survivor:
+// MPS; tests/integration/run_peer_death.sh starts them), or on the GPU that LOCAL_RANK or
+// PURLIN_TEST_DEVICE names (placement.h), in which the last rank kills itself (SIGKILL) in the
+// middle of an AllReduce. What PyTorch's watchdog relies on, checked by every survivor:
 //   1. its wait ends: ncclCommGetAsyncError turns ncclRemoteError within kDetectBound of the
 //      collective that cannot finish, and ncclGetLastError names the dead rank
 //   2. ncclCommAbort returns within a second, and the stream is idle after it
@@ -25,10 +25,12 @@
 #include <vector>
 
 #include "id_file.h"
+#include "placement.h"
 
 namespace {
 
 using purlin::native_test::kIdWaitSeconds;
+using purlin::native_test::use_process_device;
 using purlin::native_test::publish_id;
 using purlin::native_test::read_id;
 using Clock = std::chrono::steady_clock;
@@ -156,7 +158,7 @@ int main(int argc, char** argv) {
     std::printf("[rank %d] SKIPPED: no CUDA device\n", rank);
     return 77;
   }
-  cudaSetDevice(0);
+  if (use_process_device(rank) < 0) return 2;
   const int victim = n - 1;
 
   ncclComm_t comm = nullptr;

@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "placement.h"
 #include "reference.h"
 #include "values.h"
 
@@ -85,6 +86,21 @@ void run_tasks(const std::vector<std::function<void()>>& tasks, bool parallel) {
 // Cases below this many bytes over all local buffers are checked on one thread.
 constexpr std::size_t kParallelBytes = std::size_t{4} << 20;
 
+// Grows `buffer` to `bytes` on the current device and checks that this is `device`: the library
+// enables peer access between all GPUs of a process, so a buffer on another GPU than its rank's
+// would pass every check, only slower, and hide a placement bug. "" or what went wrong.
+std::string reserve_on(int device, std::size_t bytes, DeviceBuffer* buffer) {
+  if (const cudaError_t e = buffer->reserve(bytes); e != cudaSuccess) return cudaGetErrorString(e);
+  cudaPointerAttributes a{};
+  if (const cudaError_t e = cudaPointerGetAttributes(&a, buffer->get()); e != cudaSuccess) {
+    return std::string("cudaPointerGetAttributes: ") + cudaGetErrorString(e);
+  }
+  if (a.type != cudaMemoryTypeDevice || a.device != device) {
+    return "buffer allocated on GPU " + std::to_string(a.device) + ", not on the rank's GPU " + std::to_string(device);
+  }
+  return "";
+}
+
 }  // namespace
 
 struct Runner::Slot {
@@ -111,6 +127,8 @@ Runner::Runner(int nranks, std::vector<LocalRank> ranks) : nranks_(nranks) {
   }
 }
 
+int Runner::device(std::size_t i) const { return slots_[i]->local.device; }
+
 Runner::~Runner() {
   for (auto& s : slots_) {
     if (s->op_created) ncclRedOpDestroy(s->op, s->local.comm);
@@ -119,15 +137,23 @@ Runner::~Runner() {
 
 bool Runner::prepare(const Case& c, std::string* error) {
   case_ = c;
-  if (!tables_.ok()) {
-    *error = "could not upload the value tables";
-    return false;
-  }
   const std::size_t es = type_bytes(c.type);
   for (auto& sp : slots_) {
     Slot& s = *sp;
     const int rank = s.local.rank;
     const cudaStream_t st = s.local.stream;
+    const int device = s.local.device;
+    const ScopedDevice on(device);
+    if (on.error() != cudaSuccess) {
+      *error = "rank " + std::to_string(rank) + ": cudaSetDevice(" + std::to_string(device) +
+               "): " + cudaGetErrorString(on.error());
+      return false;
+    }
+    const DeviceTables& tables = tables_.try_emplace(device).first->second;
+    if (!tables.ok()) {
+      *error = "could not upload the value tables to GPU " + std::to_string(device);
+      return false;
+    }
     if (s.op_created) {  // left by a case whose prepare failed half way
       ncclRedOpDestroy(s.op, s.local.comm);
       s.op_created = false;
@@ -137,9 +163,13 @@ bool Runner::prepare(const Case& c, std::string* error) {
     const std::size_t recv_elems = p.in_place ? p.buffer_elems : p.recv_elems;
     s.recv_framed = kGuard + c.recv_shift + recv_elems * es + kGuard;
     s.send_framed = p.in_place ? 0 : kGuard + c.send_shift + p.send_elems * es + kGuard;
-    cudaError_t e = s.recv_buffer.reserve(s.recv_framed);
-    if (e == cudaSuccess && s.send_framed != 0) e = s.send_buffer.reserve(s.send_framed);
-    if (e == cudaSuccess) e = cudaMemsetAsync(s.recv_buffer.get(), kSentinel, s.recv_framed, st);
+    std::string placed = reserve_on(device, s.recv_framed, &s.recv_buffer);
+    if (placed.empty() && s.send_framed != 0) placed = reserve_on(device, s.send_framed, &s.send_buffer);
+    if (!placed.empty()) {
+      *error = "rank " + std::to_string(rank) + ": buffer setup: " + placed;
+      return false;
+    }
+    cudaError_t e = cudaMemsetAsync(s.recv_buffer.get(), kSentinel, s.recv_framed, st);
     if (e == cudaSuccess && s.send_framed != 0) e = cudaMemsetAsync(s.send_buffer.get(), kSentinel, s.send_framed, st);
     if (p.in_place) {
       unsigned char* base = s.recv_buffer.get() + kGuard + c.recv_shift;
@@ -149,7 +179,7 @@ bool Runner::prepare(const Case& c, std::string* error) {
       s.send = s.send_buffer.get() + kGuard + c.send_shift;
       s.recv = s.recv_buffer.get() + kGuard + c.recv_shift;
     }
-    if (e == cudaSuccess) e = fill_input(s.send, es, tables_.get(c.type), rank, c.salt, p.send_elems, st);
+    if (e == cudaSuccess) e = fill_input(s.send, es, tables.get(c.type), rank, c.salt, p.send_elems, st);
     if (e != cudaSuccess) {
       *error = "rank " + std::to_string(rank) + ": buffer setup: " + cudaGetErrorString(e);
       return false;
@@ -166,17 +196,19 @@ bool Runner::prepare(const Case& c, std::string* error) {
         }
         const E v = device_scalar<E>(rank);
         std::memcpy(s.scalar_value, &v, sizeof(E));
-        e = s.scalar.reserve(sizeof(E));
-        if (e == cudaSuccess) r = ncclRedOpCreatePreMulSum(&s.op, s.scalar.get(), c.type, ncclScalarDevice, s.local.comm);
+        placed = reserve_on(device, sizeof(E), &s.scalar);
+        if (placed.empty()) r = ncclRedOpCreatePreMulSum(&s.op, s.scalar.get(), c.type, ncclScalarDevice, s.local.comm);
         // Written after the op exists and in stream order before the call: the kernel must read
         // the scalar at run time.
-        if (e == cudaSuccess && r == ncclSuccess) {
+        if (placed.empty() && r == ncclSuccess) {
           e = cudaMemcpyAsync(s.scalar.get(), s.scalar_value, sizeof(E), cudaMemcpyHostToDevice, st);
         }
       });
-      if (e != cudaSuccess || r != ncclSuccess) {
+      if (!placed.empty() || e != cudaSuccess || r != ncclSuccess) {
         *error = "rank " + std::to_string(rank) + ": ncclRedOpCreatePreMulSum: " +
-                 (e != cudaSuccess ? std::string(cudaGetErrorString(e)) : nccl_error(r, s.local.comm));
+                 (!placed.empty()    ? placed
+                  : e != cudaSuccess ? std::string(cudaGetErrorString(e))
+                                     : nccl_error(r, s.local.comm));
         return false;
       }
       s.op_created = true;
@@ -260,6 +292,7 @@ std::string Runner::check_bytes() {
   // Downloads first, so that a failing copy is reported before any comparison.
   for (auto& sp : slots_) {
     Slot& s = *sp;
+    const ScopedDevice on(s.local.device);
     cudaError_t e = s.download.reserve(std::max(s.recv_framed, s.send_framed));
     if (e == cudaSuccess) e = cudaMemcpy(s.download.get(), s.recv_buffer.get(), s.recv_framed, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) return "  rank " + std::to_string(s.local.rank) + ": download: " + cudaGetErrorString(e) + "\n";
@@ -316,6 +349,7 @@ std::string Runner::check_bytes() {
   for (auto& sp : slots_) {
     Slot& s = *sp;
     if (s.send_framed == 0) continue;
+    const ScopedDevice on(s.local.device);
     if (const cudaError_t e = cudaMemcpy(s.download.get(), s.send_buffer.get(), s.send_framed, cudaMemcpyDeviceToHost);
         e != cudaSuccess) {
       return "  rank " + std::to_string(s.local.rank) + ": download: " + cudaGetErrorString(e) + "\n";

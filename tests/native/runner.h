@@ -2,6 +2,7 @@
 // reference. A Runner owns, per local rank, a send and a receive buffer framed by guard bytes;
 // it works the same for every rank of one process (threads) and for one rank of a
 // multi-process job (MPS): the reference recomputes every rank's input from (rank, index).
+// Each rank's buffers and fills live on that rank's GPU (LocalRank::device).
 //
 //   prepare(c)   buffers sized, guards and untouched regions set to a sentinel, inputs filled,
 //                PreMulSum ops created; enqueued on each rank's stream
@@ -14,6 +15,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct LocalRank {
   int rank = 0;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  int device = 0;  // the GPU of comm and stream
 };
 
 class Runner {
@@ -38,6 +41,7 @@ class Runner {
 
   int nranks() const { return nranks_; }
   std::size_t local_ranks() const { return slots_.size(); }
+  int device(std::size_t i) const;  // local rank i's GPU
   const Case& current() const { return case_; }
 
   // Sets up `c` on every local rank; false with *error on a CUDA or NCCL failure.
@@ -58,7 +62,9 @@ class Runner {
 
   int nranks_;
   Case case_{};
-  DeviceTables tables_;
+  // One copy per GPU in use, made on first use: a fill kernel reads the table on its own GPU,
+  // never another's through peer access.
+  std::map<int, DeviceTables> tables_;
   std::vector<std::unique_ptr<Slot>> slots_;
 };
 

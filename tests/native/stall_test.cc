@@ -43,10 +43,13 @@ TEST_F(Stall, MissingPeerTimesOutAndTheErrorNamesTheWord) {
   constexpr std::size_t kCount = 4096;
   float* send = nullptr;
   float* recv = nullptr;
-  ASSERT_EQ(cudaMalloc(&send, kCount * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&recv, 2 * kCount * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemset(send, 0, kCount * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  {
+    const ScopedDevice on(w->device(0));  // rank 0's buffers
+    ASSERT_EQ(cudaMalloc(&send, kCount * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&recv, 2 * kCount * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(send, 0, kCount * sizeof(float)), cudaSuccess);
+  }
+  ASSERT_EQ(w->synchronize_devices(), cudaSuccess);
 
   // Rank 0 alone: a kernel launch error would show at the call or the synchronize.
   ASSERT_EQ(ncclAllGather(send, recv, kCount, ncclFloat32, w->comm(0), w->stream(0)), ncclSuccess);
@@ -69,7 +72,10 @@ TEST_F(Stall, MissingSenderTimesOutAndTheErrorNamesThePair) {
     const std::unique_ptr<World> w = impatient_world(&error);
     ASSERT_TRUE(w) << error;
     void* recv = nullptr;
-    ASSERT_EQ(cudaMalloc(&recv, bytes), cudaSuccess);
+    {
+      const ScopedDevice on(w->device(0));  // rank 0's buffer
+      ASSERT_EQ(cudaMalloc(&recv, bytes), cudaSuccess);
+    }
     ASSERT_EQ(ncclRecv(recv, bytes, ncclUint8, 1, w->comm(0), w->stream(0)), ncclSuccess);
     ASSERT_EQ(cudaStreamSynchronize(w->stream(0)), cudaSuccess);
     const std::string report = expect_rank0_timed_out(*w);

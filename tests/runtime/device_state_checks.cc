@@ -51,9 +51,12 @@ std::string check(Communicator& comm, DeviceState& state, PointerBoard* board) {
     return "handle geometry differs from the config";
   }
   if (h.epoch_slots < policy::max_workers(state.policy())) return "too few epoch slots";
-  // Zero-copy needs one address space and one GPU: threads (a board) on a single visible GPU
-  // (the callers put rank r on GPU r % gpus), never separate processes.
-  const bool one_space_one_gpu = board != nullptr && gpu_count() == 1;
+  // Zero-copy needs one address space and one GPU (the library's one_address_space_and_gpu):
+  // threads (a board) all on the same GPU, whatever other GPUs the machine has; never separate
+  // processes.
+  const bool one_space_one_gpu =
+      board != nullptr && std::all_of(board->devices.begin(), board->devices.end(),
+                                      [&](int d) { return d == board->devices.front(); });
   if (h.inputs_peer_visible != one_space_one_gpu) {
     return std::string("inputs_peer_visible is ") + (h.inputs_peer_visible ? "set" : "clear") +
            " for ranks " + (board != nullptr ? "in one process" : "in separate processes");

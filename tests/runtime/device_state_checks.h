@@ -7,14 +7,19 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace purlin::runtime::testing {
 
-// Peer pointer tables published by ranks of one process, to check that they agree (the same
-// pointer for the same rank's block). Written by rank r at index r only.
+// Ranks of one process: where each runs, and the peer pointer tables they publish, to check
+// that they agree (the same pointer for the same rank's block). tables[r] is written by rank r
+// only.
 struct PointerBoard {
-  explicit PointerBoard(int ranks) : tables(static_cast<std::size_t>(ranks)) {}
+  // devices[r]: rank r's GPU, as the caller places it.
+  explicit PointerBoard(std::vector<int> rank_devices)
+      : devices(std::move(rank_devices)), tables(devices.size()) {}
+  std::vector<int> devices;
   std::vector<std::vector<std::uintptr_t>> tables;  // staging, signals, packets per peer
 };
 

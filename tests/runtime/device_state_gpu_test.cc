@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 #include "bootstrap_test_util.h"
 #include "device_state_checks.h"
@@ -15,9 +16,12 @@ void run_two_ranks(int gpus) {
   use_loopback_env();
   ncclUniqueId id;
   ASSERT_EQ(create_unique_id(&id), ncclSuccess);
-  PointerBoard board(2);
-  const std::string errors = run_ranks_in_threads(
-      2, [&](int rank) { return create_and_check(id, rank, 2, rank % gpus, &board); });
+  std::vector<int> devices;
+  for (int r = 0; r < 2; ++r) devices.push_back(r % gpus);
+  PointerBoard board(devices);
+  const std::string errors = run_ranks_in_threads(2, [&](int rank) {
+    return create_and_check(id, rank, 2, devices[static_cast<std::size_t>(rank)], &board);
+  });
   EXPECT_EQ(errors, "");
   // One address space: every rank sees every block at the same address.
   EXPECT_EQ(board.tables[0], board.tables[1]);
