@@ -149,7 +149,9 @@ CheckResult Checker::run(Ranks& ranks, Coll c, const Shape& s, const std::vector
         for (std::size_t j = b; j < e; ++j) staging_[j] = to_bf16(pattern(r, o + j, amp_));
       });
       auto* dst = static_cast<std::uint16_t*>(in[static_cast<std::size_t>(r)]) + o;
-      if (cudaMemcpy(dst, staging_, len * sizeof(std::uint16_t), cudaMemcpyHostToDevice) != cudaSuccess) {
+      // On the rank's GPU, whose legacy stream the synchronize below waits for.
+      if (cudaSetDevice(ranks.device(r)) != cudaSuccess ||
+          cudaMemcpy(dst, staging_, len * sizeof(std::uint16_t), cudaMemcpyHostToDevice) != cudaSuccess) {
         res.error = "copying inputs to the device failed";
         return res;
       }
@@ -157,7 +159,7 @@ CheckResult Checker::run(Ranks& ranks, Coll c, const Shape& s, const std::vector
   }
   // A pageable copy may return before its DMA ends, and the ranks' streams do not wait for the
   // legacy stream.
-  if (cudaDeviceSynchronize() != cudaSuccess) {
+  if (!ranks.synchronize()) {
     res.error = "copying inputs to the device failed";
     return res;
   }
@@ -178,8 +180,9 @@ CheckResult Checker::run(Ranks& ranks, Coll c, const Shape& s, const std::vector
     const std::size_t len = std::min(slot_elems_, out_elems - o);
     for (std::size_t i = 0; i < checked.size(); ++i) {
       const auto* src = static_cast<const std::uint16_t*>(out[static_cast<std::size_t>(checked[i])]) + o;
-      if (cudaMemcpy(slot(static_cast<int>(i)), src, len * sizeof(std::uint16_t), cudaMemcpyDeviceToHost) !=
-          cudaSuccess) {
+      if (cudaSetDevice(ranks.device(checked[i])) != cudaSuccess ||
+          cudaMemcpy(slot(static_cast<int>(i)), src, len * sizeof(std::uint16_t), cudaMemcpyDeviceToHost) !=
+              cudaSuccess) {
         res.ran = false;
         res.error = "copying outputs to the host failed";
         return res;

@@ -21,14 +21,18 @@ std::string async_error(ncclComm_t comm, const char* phase) {
   return std::string(phase) + ": asynchronous error: " + ncclGetErrorString(async) + ": " + ncclGetLastError(comm);
 }
 
+// Empty on success, else what failed and CUDA's reason. Every CUDA call of a timing is checked:
+// an event that was never recorded leaves its elapsed time at 0, an impossibly fast collective.
+std::string cuda_error(cudaError_t e, const char* what) {
+  return e == cudaSuccess ? "" : std::string(what) + ": " + cudaGetErrorString(e);
+}
+
 }  // namespace
 
-bool Ranks::create(int n, std::string* error) {
-  if (cudaSetDevice(0) != cudaSuccess) {
-    *error = "no CUDA device";
-    return false;
-  }
-  std::vector<int> devices(static_cast<std::size_t>(n), 0);  // every rank on GPU 0
+bool Ranks::create(int n, int gpus_wanted, std::string* error) {
+  gpus = std::clamp(gpus_wanted, 1, n);
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) devices[static_cast<std::size_t>(r)] = device(r);
   comms.assign(static_cast<std::size_t>(n), nullptr);
   if (const ncclResult_t r = ncclCommInitAll(comms.data(), n, devices.data()); r != ncclSuccess) {
     *error = std::string("ncclCommInitAll: ") + ncclGetErrorString(r) + ": " + ncclGetLastError(nullptr);
@@ -37,6 +41,10 @@ bool Ranks::create(int n, std::string* error) {
   }
   for (int r = 0; r < n; ++r) {
     cudaStream_t s = nullptr;
+    if (const std::string e = cuda_error(cudaSetDevice(device(r)), "cudaSetDevice"); !e.empty()) {
+      *error = "rank " + std::to_string(r) + ": " + e;
+      return false;
+    }
     if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
       *error = "cudaStreamCreateWithFlags failed";
       return false;
@@ -52,6 +60,14 @@ bool Ranks::create(int n, std::string* error) {
     }
   }
   return true;
+}
+
+bool Ranks::synchronize() const {
+  bool ok = true;  // every GPU is waited for, also after one failed
+  for (int d = 0; d < gpus; ++d) {
+    if (cudaSetDevice(d) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) ok = false;
+  }
+  return ok;
 }
 
 Ranks::~Ranks() {
@@ -74,12 +90,16 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
 
   auto body = [&](int r) {
     const auto ur = static_cast<std::size_t>(r);
-    cudaSetDevice(0);
     cudaStream_t st = ranks.streams[ur];
     ncclComm_t comm = ranks.comms[ur];
     auto fail = [&](const std::string& what) {
       if (errors[ur].empty()) errors[ur] = what;
       failed = true;
+    };
+    // A failure is recorded and the rank goes on through every barrier: one that left early
+    // would hang its peers.
+    auto cuda = [&](cudaError_t e, const char* what) {
+      if (std::string why = cuda_error(e, what); !why.empty()) fail(why);
     };
     // Checked after every phase, to name the one that failed.
     auto check = [&](const char* phase) {
@@ -90,9 +110,10 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
         fail(std::string(name(c)) + ": " + ncclGetErrorString(q));
       }
     };
+    cuda(cudaSetDevice(ranks.device(r)), "cudaSetDevice");  // the GPU of the rank's stream and events
     cudaEvent_t a = nullptr, b = nullptr;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
+    cuda(cudaEventCreate(&a), "cudaEventCreate");
+    cuda(cudaEventCreate(&b), "cudaEventCreate");
 
     // Warm-up, then the probe from a common start: a rank whose thread starts late would
     // otherwise stretch its peers' probe, and a slow probe shrinks the graph to a launch-bound
@@ -112,12 +133,12 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     double probe = 0;
     for (int round = 0; round < 3; ++round) {
       sync.arrive_and_wait();
-      cudaEventRecord(a, st);
+      cuda(cudaEventRecord(a, st), "probe: cudaEventRecord");
       call();
-      cudaEventRecord(b, st);
+      cuda(cudaEventRecord(b, st), "probe: cudaEventRecord");
       if (cudaStreamSynchronize(st) != cudaSuccess) fail("probe: stream error");
       check("probe");
-      cudaEventElapsedTime(&probe_ms[ur], a, b);
+      cuda(cudaEventElapsedTime(&probe_ms[ur], a, b), "probe: cudaEventElapsedTime");
       sync.arrive_and_wait();
       const double slowest = *std::max_element(probe_ms.begin(), probe_ms.end());
       probe = round == 0 ? slowest : std::min(probe, slowest);
@@ -139,18 +160,18 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     // Every rank must agree to replay, or the replaying ones would wait for the others forever.
     sync.arrive_and_wait();
     if (!failed) {
-      cudaGraphLaunch(exec, st);  // warm-up
+      cuda(cudaGraphLaunch(exec, st), "warm-up replay: cudaGraphLaunch");
       if (cudaStreamSynchronize(st) != cudaSuccess) fail("warm-up replay");
       check("warm-up replay");
     }
     sync.arrive_and_wait();
     if (!failed) {
-      cudaEventRecord(a, st);
-      for (int i = 0; i < t.replays; ++i) cudaGraphLaunch(exec, st);
-      cudaEventRecord(b, st);
+      cuda(cudaEventRecord(a, st), "timed replays: cudaEventRecord");
+      for (int i = 0; i < t.replays; ++i) cuda(cudaGraphLaunch(exec, st), "timed replays: cudaGraphLaunch");
+      cuda(cudaEventRecord(b, st), "timed replays: cudaEventRecord");
       if (cudaStreamSynchronize(st) != cudaSuccess) fail("timed replays");
       check("timed replays");
-      cudaEventElapsedTime(&elapsed_ms[ur], a, b);
+      cuda(cudaEventElapsedTime(&elapsed_ms[ur], a, b), "timed replays: cudaEventElapsedTime");
     }
     if (exec != nullptr) cudaGraphExecDestroy(exec);
     if (graph != nullptr) cudaGraphDestroy(graph);
@@ -169,6 +190,10 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
     }
   }
   const double slowest = *std::max_element(elapsed_ms.begin(), elapsed_ms.end());
+  if (!(slowest > 0)) {
+    t.error = "timed replays: no elapsed time";
+    return t;
+  }
   t.us = 1000.0 * slowest / (static_cast<double>(t.calls) * t.replays);
   t.ok = true;
   return t;
@@ -183,7 +208,8 @@ std::string run_once(Ranks& ranks, Coll c, const Shape& s, const std::vector<voi
   std::vector<std::thread> threads;
   for (std::size_t r = 0; r < un; ++r) {
     threads.emplace_back([&, r] {
-      cudaSetDevice(0);
+      errors[r] = cuda_error(cudaSetDevice(ranks.device(static_cast<int>(r))), "cudaSetDevice");
+      if (!errors[r].empty()) return;
       if (const ncclResult_t q = issue(c, s, in[r], out[r], ranks.comms[r], ranks.streams[r]); q != ncclSuccess) {
         errors[r] = std::string(name(c)) + ": " + ncclGetErrorString(q);
       } else if (cudaStreamSynchronize(ranks.streams[r]) != cudaSuccess) {
@@ -200,14 +226,14 @@ std::string run_once(Ranks& ranks, Coll c, const Shape& s, const std::vector<voi
   return "";
 }
 
-double memcpy_rw_GBps(std::size_t bytes, int copies) {
+double memcpy_rw_GBps(int device, std::size_t bytes, int copies) {
   void* src = nullptr;
   void* dst = nullptr;
   cudaStream_t s = nullptr;
   cudaEvent_t a = nullptr, b = nullptr;
   double rate = 0;
-  if (cudaMalloc(&src, bytes) == cudaSuccess && cudaMalloc(&dst, bytes) == cudaSuccess &&
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+  if (cudaSetDevice(device) == cudaSuccess && cudaMalloc(&src, bytes) == cudaSuccess &&
+      cudaMalloc(&dst, bytes) == cudaSuccess && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     cudaMemsetAsync(src, 0, bytes, s);

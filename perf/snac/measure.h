@@ -1,5 +1,5 @@
-// Ranks sharing GPU 0 as threads of this process, and the DESIGN.md section 7 timing method
-// applied to all of them at once.
+// Ranks as threads of this process, sharing GPU 0 or dealt over several GPUs, and the DESIGN.md
+// section 7 timing method applied to all of them at once.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,14 +14,22 @@ namespace purlin::snac_bench {
 
 class Ranks {
  public:
-  // n ranks on GPU 0 (ncclCommInitAll), one non-blocking stream each. False with *error on
-  // failure, also when Purlin is loaded and the communicator would not run on its kernels.
-  bool create(int n, std::string* error);
+  // n ranks over GPUs 0 .. gpus - 1 (ncclCommInitAll; device says which rank runs where), one
+  // non-blocking stream each, made on its rank's GPU. gpus above n is cut to n. False with
+  // *error on failure, also when Purlin is loaded and the communicator would not run on its kernels.
+  bool create(int n, int gpus, std::string* error);
   ~Ranks();
   int size() const { return static_cast<int>(comms.size()); }
+  // Rank r's GPU. Dealt round-robin, so that ranks sharing a GPU are spread evenly: with one GPU
+  // (the default) every rank shares GPU 0.
+  int device(int r) const { return r % gpus; }
+  // cudaDeviceSynchronize on every GPU in use: work on a GPU's legacy stream (cudaMemset, a
+  // pageable cudaMemcpy) that the ranks' non-blocking streams do not wait for. False if any fails.
+  bool synchronize() const;
 
   std::vector<ncclComm_t> comms;
   std::vector<cudaStream_t> streams;
+  int gpus = 1;  // GPUs in use: 0 .. gpus - 1
 };
 
 struct Method {
@@ -52,8 +60,8 @@ Timing time_collective(Ranks& ranks, Coll c, const Shape& s, const std::vector<v
 std::string run_once(Ranks& ranks, Coll c, const Shape& s, const std::vector<void*>& in,
                      const std::vector<void*>& out);
 
-// Read + write rate of a device-to-device cudaMemcpyAsync of `bytes` (2 * bytes per copy), in
-// GB/s, averaged over `copies` copies; 0 on failure.
-double memcpy_rw_GBps(std::size_t bytes, int copies);
+// Read + write rate of a device-to-device cudaMemcpyAsync of `bytes` (2 * bytes per copy) within
+// GPU `device`, in GB/s, averaged over `copies` copies; 0 on failure.
+double memcpy_rw_GBps(int device, std::size_t bytes, int copies);
 
 }  // namespace purlin::snac_bench

@@ -2,9 +2,10 @@
 //           [--collectives AllReduce,AllGather] [--calls N] [--replays N] [--label NAME]
 //           [--csv FILE]
 //
-// One rank per process (several processes sharing GPU 0 under MPS: compare_mps.sh starts them),
-// through the NCCL API only, so that Purlin and a reference NCCL preloaded in its place
-// (library.h) run the same code. Rank 0 creates the communicator's id and publishes it at FILE.
+// One rank per process (several processes sharing GPU 0 under MPS: compare_mps.sh starts them;
+// or one process per GPU), through the NCCL API only, so that Purlin and a reference NCCL
+// preloaded in its place (library.h) run the same code. Rank 0 creates the communicator's id and
+// publishes it at FILE.
 // The DESIGN.md section 7 method, as snac_bench applies it to ranks as threads: bf16, ncclSum,
 // message sizes as collectives.h defines them; per size one eager call checked exactly on every
 // rank, then three eager probes, `calls` calls captured in a CUDA graph, one warm-up replay and
@@ -15,11 +16,15 @@
 // AllReduce and AllGather only: their exact answer is easy to state for any rank count (inputs
 // are small integers, whose bf16 sums are exact). Exit status 1 when a size failed or had a
 // wrong element, 2 on bad usage.
+//
+// The process's GPU: $LOCAL_RANK when set (as launchers such as torchrun set it), else
+// $PURLIN_BENCH_DEVICE, else 0.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,19 +137,33 @@ bool max_over_ranks(const Rank& k, double v, double* out) {
   return true;
 }
 
-// Milliseconds of `calls` eager calls, or of `replays` replays of `graph`, on this rank's stream.
+// Milliseconds of `calls` eager calls, or of `replays` replays of `graph`, on this rank's stream;
+// -1 when a call failed (an unchecked event would time nothing and give 0).
 double timed(const Rank& k, cudaEvent_t a, cudaEvent_t b, cudaGraphExec_t graph, int count, Coll c,
              const Shape& s, const void* in, void* out) {
-  cudaEventRecord(a, k.stream);
-  for (int i = 0; i < count; ++i) {
-    if (graph != nullptr) cudaGraphLaunch(graph, k.stream);
-    else issue(c, s, in, out, k.comm, k.stream);
+  bool ok = cudaEventRecord(a, k.stream) == cudaSuccess;
+  for (int i = 0; i < count; ++i) {  // every call made, also after one failed: the peers wait for each
+    if (graph != nullptr) ok = cudaGraphLaunch(graph, k.stream) == cudaSuccess && ok;
+    else ok = issue(c, s, in, out, k.comm, k.stream) == ncclSuccess && ok;
   }
-  cudaEventRecord(b, k.stream);
-  if (cudaEventSynchronize(b) != cudaSuccess) return -1;
+  ok = cudaEventRecord(b, k.stream) == cudaSuccess && ok;
   float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
+  if (!ok || cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess) return -1;
   return ms;
+}
+
+// This process's GPU, and the setting that chose it (usage text and header: the order).
+int process_device(const char** from) {
+  for (const char* name : {"LOCAL_RANK", "PURLIN_BENCH_DEVICE"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
+      *from = name;
+      char* end = nullptr;
+      const long d = std::strtol(v, &end, 10);
+      return *end == '\0' && d >= 0 && d <= INT_MAX ? static_cast<int>(d) : -1;
+    }
+  }
+  *from = "default";
+  return 0;
 }
 
 struct Result {
@@ -179,11 +198,13 @@ Result measure(const Options& o, const Rank& k, Coll c, const Shape& s) {
   }
   cudaEvent_t a = nullptr;
   cudaEvent_t b = nullptr;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   [&] {
+    if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) {
+      res.error = "cudaEventCreate";
+      return;
+    }
     if (issue(c, s, in, out, k.comm, k.stream) != ncclSuccess || cudaStreamSynchronize(k.stream) != cudaSuccess) {
       res.error = "eager call";
       return;
@@ -196,7 +217,12 @@ Result measure(const Options& o, const Rank& k, Coll c, const Shape& s) {
     double probe = 1e30;
     for (int i = 0; i < 3; ++i) {
       double slowest = 0;
-      if (!barrier(k) || !max_over_ranks(k, timed(k, a, b, nullptr, 1, c, s, in, out), &slowest)) {
+      if (!barrier(k)) {
+        res.error = "probe";
+        return;
+      }
+      const double ms = timed(k, a, b, nullptr, 1, c, s, in, out);
+      if (ms < 0 || !max_over_ranks(k, ms, &slowest)) {
         res.error = "probe";
         return;
       }
@@ -229,8 +255,8 @@ Result measure(const Options& o, const Rank& k, Coll c, const Shape& s) {
   }();
   if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (graph != nullptr) cudaGraphDestroy(graph);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  if (a != nullptr) cudaEventDestroy(a);
+  if (b != nullptr) cudaEventDestroy(b);
   cudaFree(in);
   cudaFree(out);
   return res;
@@ -243,14 +269,17 @@ int main(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: %s OUTDIR --rank R --ranks N --id-file FILE [--min BYTES] [--max BYTES] "
-                 "[--collectives AllReduce,AllGather] [--calls N] [--replays N] [--label NAME] [--csv FILE]\n",
+                 "[--collectives AllReduce,AllGather] [--calls N] [--replays N] [--label NAME] [--csv FILE]\n"
+                 "GPU: $LOCAL_RANK if set, else $PURLIN_BENCH_DEVICE, else 0\n",
                  argv[0]);
     return 2;
   }
   setenv("PURLIN_TIMEOUT_S", "60", /*overwrite=*/0);  // a hang becomes an error
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (cudaSetDevice(0) != cudaSuccess) {
-    std::fprintf(stderr, "[rank %d] no CUDA device\n", o.rank);
+  const char* device_from = nullptr;
+  const int device = process_device(&device_from);
+  if (const cudaError_t e = device < 0 ? cudaErrorInvalidDevice : cudaSetDevice(device); e != cudaSuccess) {
+    std::fprintf(stderr, "[rank %d] GPU %d (%s): %s\n", o.rank, device, device_from, cudaGetErrorString(e));
     return 1;
   }
   const Library& lib = library();

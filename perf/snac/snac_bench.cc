@@ -1,10 +1,11 @@
-// snac_bench OUTDIR [--ranks N] [--min BYTES] [--max BYTES] [--collectives A,B,...]
+// snac_bench OUTDIR [--ranks N] [--gpus G] [--min BYTES] [--max BYTES] [--collectives A,B,...]
 //                   [--calls N] [--replays N] [--label NAME] [--csv FILE] [--no-check]
 //                   [--check-max BYTES]
-// The native collectives with N ranks (default 8) sharing GPU 0 as threads, swept over powers of
-// two from --min (default 1K) to --max (default 1G); sizes take K, M and G suffixes. Each size is
-// first checked exactly (check.h; up to --check-max, default 256M), then timed. Runs on Purlin's
-// libnccl.so.2 or, under LD_PRELOAD, on any other (library.h); --label names it in the CSV.
+// The native collectives with N ranks (default 8) as threads, rank r on GPU r % G (default 1: all
+// share GPU 0), swept over powers of two from --min (default 1K) to --max (default 1G); sizes take
+// K, M and G suffixes. Each size is first checked exactly (check.h; up to --check-max, default
+// 256M), then timed. Runs on Purlin's libnccl.so.2 or, under LD_PRELOAD, on any other
+// (library.h); --label names it in the CSV.
 // Writes OUTDIR/snac.csv, or OUTDIR/FILE (perf/snac/README.md explains the columns).
 #include <cuda_runtime_api.h>
 
@@ -34,6 +35,7 @@ constexpr std::size_t kMemoryMargin = std::size_t{2} << 30;
 struct Options {
   std::string outdir;
   int ranks = 8;
+  int gpus = 1;  // rank r runs on GPU r % gpus (Ranks::device)
   std::size_t min_bytes = 1024;
   std::size_t max_bytes = std::size_t{1} << 30;
   std::vector<Coll> colls;
@@ -66,6 +68,9 @@ bool parse_options(int argc, char** argv, Options* o) {
     if (flag == "--ranks") {
       o->ranks = std::atoi(value.c_str());
       if (o->ranks < 1) return false;
+    } else if (flag == "--gpus") {
+      o->gpus = std::atoi(value.c_str());
+      if (o->gpus < 1) return false;
     } else if (flag == "--min") {
       if (!parse_bytes(value, &o->min_bytes)) return false;
     } else if (flag == "--max") {
@@ -102,14 +107,21 @@ bool parse_options(int argc, char** argv, Options* o) {
   return o->min_bytes >= 1 && o->min_bytes <= o->max_bytes;
 }
 
-// Allocates and zeroes one input and one output buffer per rank; false if they would not fit.
-bool allocate(int n, const Shape& s, std::vector<void*>* in, std::vector<void*>* out) {
-  std::size_t free_bytes = 0, total = 0;
-  cudaMemGetInfo(&free_bytes, &total);
-  if (static_cast<std::size_t>(n) * (s.in_bytes + s.out_bytes) + kMemoryMargin > free_bytes) return false;
+// Allocates and zeroes one input and one output buffer per rank on its GPU; false if they would
+// not fit (the ranks of a GPU share its memory).
+bool allocate(const Ranks& ranks, const Shape& s, std::vector<void*>* in, std::vector<void*>* out) {
+  const int n = ranks.size();
+  for (int d = 0; d < ranks.gpus; ++d) {
+    std::size_t sharing = 0;
+    for (int r = 0; r < n; ++r) sharing += ranks.device(r) == d ? 1 : 0;
+    std::size_t free_bytes = 0, total = 0;
+    if (cudaSetDevice(d) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return false;
+    if (sharing * (s.in_bytes + s.out_bytes) + kMemoryMargin > free_bytes) return false;
+  }
   for (int r = 0; r < n; ++r) {
     void* a = nullptr;
     void* b = nullptr;
+    if (cudaSetDevice(ranks.device(r)) != cudaSuccess) return false;
     if (cudaMalloc(&a, std::max<std::size_t>(s.in_bytes, 1)) != cudaSuccess ||
         cudaMalloc(&b, std::max<std::size_t>(s.out_bytes, 1)) != cudaSuccess) {
       cudaFree(a);
@@ -122,7 +134,7 @@ bool allocate(int n, const Shape& s, std::vector<void*>* in, std::vector<void*>*
   }
   // cudaMemset runs on the legacy stream, which the ranks' non-blocking streams do not wait
   // for: without this its kernels would share the GPU with the first collective of the size.
-  return cudaDeviceSynchronize() == cudaSuccess;
+  return ranks.synchronize();
 }
 
 void release(std::vector<void*>* in, std::vector<void*>* out) {
@@ -135,14 +147,14 @@ void release(std::vector<void*>* in, std::vector<void*>* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Eight ranks of this process share the GPU: their streams need hardware queues of their
+  // By default eight ranks of this process share a GPU: their streams need hardware queues of their
   // own (device_state.cc: warn_if_queues_are_shared). Read when CUDA starts; a setting in the
   // environment wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
   Options o;
   if (!parse_options(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: %s OUTDIR [--ranks N] [--min BYTES] [--max BYTES] [--collectives A,B,...] "
+                 "usage: %s OUTDIR [--ranks N] [--gpus G] [--min BYTES] [--max BYTES] [--collectives A,B,...] "
                  "[--calls N] [--replays N] [--label NAME] [--csv FILE] [--no-check] [--check-max BYTES]\n",
                  argv[0]);
     return 2;
@@ -152,6 +164,10 @@ int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
+  if (o.gpus > devices) {
+    std::fprintf(stderr, "--gpus %d: only %d CUDA device%s visible\n", o.gpus, devices, devices == 1 ? "" : "s");
     return 1;
   }
 
@@ -165,15 +181,20 @@ int main(int argc, char** argv) {
   std::printf("library %s: NCCL version %s (%d), %s; Purlin's entry points %s\n", o.label.c_str(),
               version_string(lib.version).c_str(), lib.version, lib.path.empty() ? "(path unknown)" : lib.path.c_str(),
               lib.comm_is_native != nullptr ? "present" : "absent");
-  const double rw = memcpy_rw_GBps(256 * kMiB, 20);
-  std::printf("cudaMemcpyAsync device to device, 256 MiB: R = %.0f GB/s read + write\n", rw);
+  // GPU 0's alone, also when the ranks are spread over several: hbm_eff relates to it.
+  const double rw = memcpy_rw_GBps(0, 256 * kMiB, 20);
+  if (rw > 0) {
+    std::printf("GPU 0: cudaMemcpyAsync device to device, 256 MiB: R = %.0f GB/s read + write\n", rw);
+  } else {
+    std::printf("GPU 0: cudaMemcpyAsync device to device failed: no R, hbm_eff left empty\n");
+  }
   Ranks ranks;
   std::string error;
-  if (!ranks.create(o.ranks, &error)) {
-    std::fprintf(stderr, "%d ranks on GPU 0: %s\n", o.ranks, error.c_str());
+  if (!ranks.create(o.ranks, o.gpus, &error)) {
+    std::fprintf(stderr, "%d ranks on %d GPU(s): %s\n", o.ranks, ranks.gpus, error.c_str());
     return 1;
   }
-  std::printf("%d communicators created [%.1f s]\n", o.ranks, seconds());
+  std::printf("%d communicators created, rank r on GPU r %% %d [%.1f s]\n", o.ranks, ranks.gpus, seconds());
   std::unique_ptr<Checker> checker;
   if (o.check) {
     checker = std::make_unique<Checker>(o.ranks);
@@ -186,7 +207,7 @@ int main(int argc, char** argv) {
   const std::string csv_path = o.outdir + "/" + o.csv;
   purlin::atom::bench::Csv csv(csv_path,
                                "library,collective,bytes,ranks,us_per_call,algbw_GBps,busbw_GBps,hbm_eff,"
-                               "graph_calls,replays,memcpy_rw_GBps,wrong");
+                               "graph_calls,replays,memcpy_rw_GBps,wrong,gpus");
   if (!csv.good()) {
     std::fprintf(stderr, "cannot write %s\n", csv_path.c_str());
     return 1;
@@ -201,7 +222,7 @@ int main(int argc, char** argv) {
       const Shape s = shape(c, o.ranks, bytes);
       if (s.count == 0) continue;  // smaller than one bf16 element per rank
       std::vector<void*> in, out;
-      if (!allocate(o.ranks, s, &in, &out)) {
+      if (!allocate(ranks, s, &in, &out)) {
         release(&in, &out);
         std::printf("%s %zu B: skipped, %d x (%zu + %zu) bytes do not fit\n", name(c), bytes, o.ranks, s.in_bytes,
                     s.out_bytes);
@@ -215,7 +236,7 @@ int main(int argc, char** argv) {
           release(&in, &out);
           std::printf("%s %zu B: failed: check: %s\n", name(c), bytes, k.error.c_str());
           rc = 1;
-          if (cudaDeviceSynchronize() != cudaSuccess) return rc;  // a sticky error: nothing more to measure
+          if (!ranks.synchronize()) return rc;  // a sticky error: nothing more to measure
           continue;
         }
         wrong = std::to_string(k.wrong);
@@ -229,7 +250,7 @@ int main(int argc, char** argv) {
       if (!t.ok) {
         std::printf("%s %zu B: failed: %s\n", name(c), bytes, t.error.c_str());
         rc = 1;
-        if (cudaDeviceSynchronize() != cudaSuccess) return rc;  // a sticky error: nothing more to measure
+        if (!ranks.synchronize()) return rc;  // a sticky error: nothing more to measure
         continue;
       }
       const double algbw = static_cast<double>(bytes) / (t.us * 1e3);  // GB/s
@@ -238,7 +259,7 @@ int main(int argc, char** argv) {
       if (bytes >= kMiB && rw > 0) {
         eff = std::to_string(2.0 * output_bytes(c, o.ranks, bytes) / (t.us * 1e-6) / (rw * 1e9));
       }
-      csv.row(o.label, name(c), bytes, o.ranks, t.us, algbw, busbw, eff, t.calls, t.replays, rw, wrong);
+      csv.row(o.label, name(c), bytes, o.ranks, t.us, algbw, busbw, eff, t.calls, t.replays, rw, wrong, ranks.gpus);
       std::printf("%-15s %11zu B  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s  hbm_eff %s  wrong %s  "
                   "(%d calls x %d) [%.1f s]\n",
                   name(c), bytes, t.us, algbw, busbw, eff.empty() ? "-" : eff.c_str(),

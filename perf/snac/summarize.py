@@ -37,7 +37,19 @@ def load(path):
         # Columns added with the comparison; empty wrong: the size was not checked.
         r["library"] = r.get("library") or "purlin"
         r["wrong"] = int(r["wrong"]) if r.get("wrong") else None
+        r["gpus"] = int(r.get("gpus") or 1)  # runs before --gpus: every rank on GPU 0
     return rows
+
+
+def placement(ranks, gpus):
+    """Where the ranks of a run were, in words."""
+    if ranks == 1:
+        return "1 rank"
+    if gpus <= 1:
+        return f"{ranks} ranks sharing one GPU"
+    if gpus >= ranks:
+        return f"{ranks} ranks, one per GPU"
+    return f"{ranks} ranks over {gpus} GPUs"
 
 
 def size_label(b):
@@ -179,7 +191,7 @@ def join(d):
     for c, n, b in keys:
         p, q = runs.get(("purlin", c, n, b)), runs.get(("nccl", c, n, b))
         rows.append({
-            "collective": c, "ranks": n, "bytes": b,
+            "collective": c, "ranks": n, "bytes": b, "gpus": (p or q)["gpus"],
             "purlin_us": p["us_per_call"] if p else None,
             "nccl_us": q["us_per_call"] if q else None,
             "speedup": q["us_per_call"] / p["us_per_call"] if p and q and p["us_per_call"] > 0 else None,
@@ -284,7 +296,7 @@ def speedup_plot(d, rows, ranks):
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xlabel("message bytes")
         ax.set_ylabel("speedup = NCCL us / Purlin us")
-        ax.set_title(f"{n} ranks sharing one GPU" if n > 1 else "1 rank")
+        ax.set_title(placement(n, max(r["gpus"] for r in rows if r["ranks"] == n)))
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(d, "speedup.png"), dpi=120)
@@ -307,13 +319,13 @@ def compare(d):
     if not rows:
         out.append("No purlin_rN.csv or nccl_rN.csv rows.")
     out.append("speedup = NCCL us / Purlin us per call (above 1: Purlin is faster); both libraries run by "
-               "the same snac_bench, the same graph method, the ranks threads sharing one GPU. "
+               "the same snac_bench, the same graph method, the ranks threads of one process. "
                "wrong: elements that differ from the host reference (not checked: above --check-max or "
                "--no-check).\n")
     ranks = sorted({r["ranks"] for r in rows}, reverse=True)
     for n in ranks:
         rs = [r for r in rows if r["ranks"] == n]
-        out.append(f"## {n} rank{'s' if n > 1 else ''}\n")
+        out.append(f"## {placement(n, max(r['gpus'] for r in rs))}\n")
         ratio_table(rs, out)
         one_side = []
         for c in ORDER:
@@ -352,7 +364,8 @@ def main():
         print("\n".join(out))
         return
     ranks = sorted({r["ranks"] for r in rows})
-    out.append(f"{', '.join(str(n) for n in ranks)} ranks sharing one GPU (threads), bf16, sum; "
+    places = "; ".join(placement(n, max(r["gpus"] for r in rows if r["ranks"] == n)) for n in ranks)
+    out.append(f"{places} (threads), bf16, sum; "
                f"R = cudaMemcpyAsync read + write rate = {rows[0]['memcpy_rw_GBps']:.0f} GB/s.\n")
     out.append("## Latency, us per call (graph of up to 128 calls)\n")
     table(rows, 0, 512 * KIB, lambda r: f"{r['us_per_call']:.2f}", out)

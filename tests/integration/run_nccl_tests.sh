@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs NVIDIA's unmodified nccl-tests through Purlin (LD_PRELOAD) on one GPU and checks
-# every result. Usage:
+# Runs NVIDIA's unmodified nccl-tests through Purlin (LD_PRELOAD) on one GPU (or NCCL_TESTS_GPUS)
+# and checks every result. Usage:
 #
 #   tests/integration/run_nccl_tests.sh NCCL_TESTS_DIR PURLIN_LIB OUTDIR
 #
@@ -19,6 +19,8 @@
 #   NCCL_TESTS_SWEEP=all                     one run per binary, every type and (reductions) every
 #                                            op at once: "-d all -o all" (the default splits the
 #                                            ops and types a real NCCL 2.28 rejects, see below)
+#   NCCL_TESTS_GPUS=1                        GPUs per run, one rank each, all driven by the
+#                                            one test process: "-g N"
 # Everything else in the environment (e.g. the setting that points Purlin at the real
 # NCCL) passes through unchanged.
 set -u -o pipefail
@@ -42,12 +44,14 @@ iters=${NCCL_TESTS_ITERS:-5}
 warmup=${NCCL_TESTS_WARMUP:-2}
 only=${NCCL_TESTS_ONLY:-}
 sweep=${NCCL_TESTS_SWEEP:-split}
+gpus=${NCCL_TESTS_GPUS:-1}
+[[ $gpus =~ ^[1-9][0-9]*$ ]] || { echo "error: NCCL_TESTS_GPUS '$gpus' is not a positive whole number" >&2; exit 2; }
 
-# One GPU, data check on every size, a x4 sweep 8 B .. 64 MiB, every data type.
-common_args=(-g 1 -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup")
+# NCCL_TESTS_GPUS GPUs, data check on every size, a x4 sweep 8 B .. 64 MiB, every data type.
+common_args=(-g "$gpus" -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup")
 preload=()
 [[ -n $purlin_lib ]] && preload=(LD_PRELOAD="$purlin_lib")
-echo "nccl-tests: $tests_dir; preload: ${purlin_lib:-none}; logs: $out_dir"
+echo "nccl-tests: $tests_dir; preload: ${purlin_lib:-none}; GPUs: $gpus; logs: $out_dir"
 
 # Each case: "<label>|<binary>|<extra arguments>". Reductions sweep every op: sum, prod,
 # max and min over every data type; avg and mulsum (PreMulSum) over every type but fp8,
