@@ -21,6 +21,8 @@
 #                                            ops and types a real NCCL 2.28 rejects, see below)
 #   NCCL_TESTS_GPUS=1                        GPUs per run, one rank each, all driven by the
 #                                            one test process: "-g N"
+#   NCCL_TESTS_EXTRA="-R 1"                  arguments added to every run (e.g. buffer
+#                                            registration, -R, in nccl-tests that have it)
 # Everything else in the environment (e.g. the setting that points Purlin at the real
 # NCCL) passes through unchanged.
 set -u -o pipefail
@@ -49,9 +51,11 @@ gpus=${NCCL_TESTS_GPUS:-1}
 
 # NCCL_TESTS_GPUS GPUs, data check on every size, a x4 sweep 8 B .. 64 MiB, every data type.
 common_args=(-g "$gpus" -c 1 -b 8 -e 64M -f 4 -n "$iters" -w "$warmup")
+read -r -a extra_common <<<"${NCCL_TESTS_EXTRA:-}"
+common_args+=("${extra_common[@]}")
 preload=()
 [[ -n $purlin_lib ]] && preload=(LD_PRELOAD="$purlin_lib")
-echo "nccl-tests: $tests_dir; preload: ${purlin_lib:-none}; GPUs: $gpus; logs: $out_dir"
+echo "nccl-tests: $tests_dir; preload: ${purlin_lib:-none}; GPUs: $gpus; extra: ${NCCL_TESTS_EXTRA:-none}; logs: $out_dir"
 
 # Each case: "<label>|<binary>|<extra arguments>". Reductions sweep every op: sum, prod,
 # max and min over every data type; avg and mulsum (PreMulSum) over every type but fp8,
