@@ -1,7 +1,7 @@
 // atom_bench OUTDIR [copy|reduce|placement|profile|all]: the Atom benchmarks (perf/atom/README.md). Writes
 // OUTDIR/copy.csv, OUTDIR/reduce.csv and OUTDIR/placement.csv.
-// atom_bench OUTDIR peer [SRC DST]: between two GPUs (default 0 and 1, or 0 and 0 with one GPU;
-// peer_bench.cu): OUTDIR/peer.csv and OUTDIR/packet.csv.
+// atom_bench OUTDIR peer [SRC DST]: copies between two GPUs (default 0 and 1, or 0 and 0 with one
+// GPU; peer_bench.cu): OUTDIR/peer.csv.
 #include "bench_common.h"
 
 #include <cstdio>

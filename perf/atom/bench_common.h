@@ -1,5 +1,5 @@
-// Benchmark plumbing shared by the copy and reduce sweeps: the DESIGN.md section 7 timing method
-// and a CSV writer.
+// Benchmark plumbing shared by the Atom's and SNAC's benchmarks: the DESIGN.md section 7 timing
+// method, a CSV writer, and peer access between two GPUs.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -76,6 +76,22 @@ Timing time_graph(Launch&& launch, cudaStream_t s) {
   return t;
 }
 
+// Access from GPU `from` to GPU `to`'s memory. "" when granted (or the same GPU), else why not.
+inline std::string enable_peer_access(int from, int to) {
+  if (from == to) return "";
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || can == 0) {
+    return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to);
+  }
+  if (cudaSetDevice(from) != cudaSuccess) return "cudaSetDevice failed";
+  cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+    e = cudaSuccess;
+  }
+  return e == cudaSuccess ? "" : cudaGetErrorString(e);
+}
+
 class Csv {
  public:
   Csv(const std::string& path, const std::string& header) : out_(path) { out_ << header << "\n"; }
@@ -96,7 +112,7 @@ int run_copy_bench(const std::string& outdir, const Device& dev);
 int run_reduce_bench(const std::string& outdir, const Device& dev);
 int run_placement_bench(const std::string& outdir, const Device& dev);
 int run_profile_targets(const Device& dev);
-// Copies from GPU src_dev's memory to dst_dev's (pull and push) and packet ping-pong between them.
+// Copies from GPU src_dev's memory to dst_dev's, pulled and pushed.
 int run_peer_bench(const std::string& outdir, const Device& dev, int src_dev, int dst_dev);
 
 }  // namespace purlin::atom::bench

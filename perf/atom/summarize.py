@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes copy.csv, reduce.csv, placement.csv, peer.csv and packet.csv (written by atom_bench) as markdown on stdout, checks the
+"""Summarizes copy.csv, reduce.csv, placement.csv and peer.csv (written by atom_bench) as markdown on stdout, checks the
 issue's targets, and draws copy.png / reduce.png next to the data when matplotlib is available.
 
 usage: summarize.py DIR
@@ -230,13 +230,12 @@ def placement_summary(rows, out):
     out.append("")
 
 
-def peer_summary(rows, packets, out):
-    """peer.csv and packet.csv: copies between two GPUs and the packet round trip."""
-    if not rows and not packets:
+def peer_summary(rows, out):
+    """peer.csv: copies between two GPUs."""
+    if not rows:
         return
-    pair = rows[0] if rows else packets[0]
-    a, b = (pair["src_dev"], pair["dst_dev"]) if rows else (pair["gpu_a"], pair["gpu_b"])
-    out.append(f"## Between GPU {a} and GPU {b} (peer.csv, packet.csv)\n")
+    a, b = rows[0]["src_dev"], rows[0]["dst_dev"]
+    out.append(f"## Between GPU {a} and GPU {b} (peer.csv)\n")
     if a == b:
         out.append("One GPU against itself: a stand-in for a peer, not NVLink.\n")
     for direction in ("pull", "push"):
@@ -260,18 +259,7 @@ def peer_summary(rows, packets, out):
         out.append("")
         if direction == "pull" and a != b and 8 in native:
             ok = native[8]["GBps"] >= 372
-            out.append(f"Target: pull >= 372 GB/s with 8 CTAs: {native[8]['GBps']:.0f}, {verdict(ok)}.\n")
-    if packets:
-        out.append("### Packet push, one way (round trip / 2)\n")
-        out.append("| scope | us | wrong |")
-        out.append("|---|---|---|")
-        for r in packets:
-            out.append(f"| {r['scope']} | {r['one_way_us']:.3f} | {r['wrong']} |")
-        out.append("")
-        sys_rows = [r for r in packets if r["scope"] == "sys"]
-        if a != b and sys_rows:
-            ok = sys_rows[0]["one_way_us"] < 1.5
-            out.append(f"Target: under 1.5 us one way: {sys_rows[0]['one_way_us']:.3f} us, {verdict(ok)}.\n")
+            out.append(f"Target: pull by native_default (the Atom Purlin uses) >= 372 GB/s with 8 CTAs: {native[8]['GBps']:.0f}, {verdict(ok)}.\n")
 
 
 def main():
@@ -285,7 +273,7 @@ def main():
     memcpy = copy_summary(copy_rows, out) if copy_rows else None
     reduce_summary(reduce_rows, out)
     placement_summary(load(os.path.join(d, "placement.csv")), out)
-    peer_summary(load(os.path.join(d, "peer.csv")), load(os.path.join(d, "packet.csv")), out)
+    peer_summary(load(os.path.join(d, "peer.csv")), out)
     print("\n".join(out))
     plots(d, copy_rows, reduce_rows, memcpy)
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the native collective tests and the SNAC benchmark on one GPU and leaves everything in
 # OUTDIR: gtest XML and log, the MPS multi-process check, snac.csv, the benchmark log,
-# launch_floor.csv (the per-call floor of ranks sharing the GPU), summary.md and plots (when
-# matplotlib is available).
+# launch_floor.csv (the per-call floor of ranks sharing the GPU), packet.csv (a packet's trip
+# between two GPUs, or GPU 0 and itself), summary.md and plots (when matplotlib is available).
 #
 # Usage, from the repository root, after
 #   cmake -S . -B build -G Ninja -DPURLIN_CUDA_ARCHITECTURES=90-real && ninja -C build
@@ -56,6 +56,12 @@ timeout -s KILL 300 "$build/perf/snac/launch_floor" "$out" > "$out/launch_floor.
 floor_rc=$?
 grep -E "^barrier ranks 8" "$out/launch_floor.log"
 [ "$floor_rc" -eq 0 ] || { echo "launch_floor: exit status $floor_rc"; status=1; }
+
+echo "== packet_latency"
+timeout -s KILL 60 "$build/perf/snac/packet_latency" "$out" > "$out/packet_latency.log" 2>&1
+packet_rc=$?
+grep -E "^(packet|target|GPU)" "$out/packet_latency.log"
+[ "$packet_rc" -eq 0 ] || { echo "packet_latency: exit status $packet_rc"; status=1; }
 
 if command -v python3 > /dev/null; then
   python3 "$here/summarize.py" "$out" > "$out/summary.md" 2> "$out/summarize.log" \
