@@ -65,7 +65,7 @@ run() {
   local label=$1
   shift
   local id="$tmp/$label.id"
-  # -u LOCAL_RANK: mps_bench would prefer it to PURLIN_BENCH_DEVICE, which places each process.
+  # PURLIN_BENCH_DEVICE places each process (it wins over a launcher's LOCAL_RANK).
   local settings=(env -u NCCL_MAX_CTAS -u LOCAL_RANK NCCL_NVLS_ENABLE=0 "$@")
   # shellcheck disable=SC2206  # args is a list of words
   local cmd=("$bench" "$out" --ranks "$n" --id-file "$id" --label "$label" --csv "${label}_r$n.csv" $args)

@@ -17,14 +17,13 @@
 // are small integers, whose bf16 sums are exact). Exit status 1 when a size failed or had a
 // wrong element, 2 on bad usage.
 //
-// The process's GPU: $LOCAL_RANK when set (as launchers such as torchrun set it), else
-// $PURLIN_BENCH_DEVICE, else 0.
+// The process's GPU: $PURLIN_BENCH_DEVICE when set, else $LOCAL_RANK (as launchers such as
+// torchrun set it), else 0 (tests/native/placement.h: process_device).
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +36,7 @@
 #include "collectives.h"
 #include "id_file.h"
 #include "library.h"
+#include "placement.h"
 
 namespace {
 
@@ -137,6 +137,14 @@ bool max_over_ranks(const Rank& k, double v, double* out) {
   return true;
 }
 
+// The slowest rank's milliseconds, false when any rank's `ms` is negative (its part failed) or
+// the exchange failed. Every rank joins the exchange whatever its own result, so that all of them
+// give up together: one that left early would leave its peers waiting in the next collective.
+bool slowest_over_ranks(const Rank& k, double ms, double* slowest) {
+  constexpr double kFailed = 1e30;  // above any time, below float's largest
+  return max_over_ranks(k, ms < 0 ? kFailed : ms, slowest) && *slowest < kFailed;
+}
+
 // Milliseconds of `calls` eager calls, or of `replays` replays of `graph`, on this rank's stream;
 // -1 when a call failed (an unchecked event would time nothing and give 0).
 double timed(const Rank& k, cudaEvent_t a, cudaEvent_t b, cudaGraphExec_t graph, int count, Coll c,
@@ -150,20 +158,6 @@ double timed(const Rank& k, cudaEvent_t a, cudaEvent_t b, cudaGraphExec_t graph,
   float ms = 0;
   if (!ok || cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess) return -1;
   return ms;
-}
-
-// This process's GPU, and the setting that chose it (usage text and header: the order).
-int process_device(const char** from) {
-  for (const char* name : {"LOCAL_RANK", "PURLIN_BENCH_DEVICE"}) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
-      *from = name;
-      char* end = nullptr;
-      const long d = std::strtol(v, &end, 10);
-      return *end == '\0' && d >= 0 && d <= INT_MAX ? static_cast<int>(d) : -1;
-    }
-  }
-  *from = "default";
-  return 0;
 }
 
 struct Result {
@@ -222,7 +216,7 @@ Result measure(const Options& o, const Rank& k, Coll c, const Shape& s) {
         return;
       }
       const double ms = timed(k, a, b, nullptr, 1, c, s, in, out);
-      if (ms < 0 || !max_over_ranks(k, ms, &slowest)) {
+      if (!slowest_over_ranks(k, ms, &slowest)) {
         res.error = "probe";
         return;
       }
@@ -240,13 +234,14 @@ Result measure(const Options& o, const Rank& k, Coll c, const Shape& s) {
       res.error = "graph";
       return;
     }
-    if (timed(k, a, b, exec, 1, c, s, in, out) < 0 || !barrier(k)) {
+    double warm = 0;  // also the barrier before the timed replays
+    if (!slowest_over_ranks(k, timed(k, a, b, exec, 1, c, s, in, out), &warm)) {
       res.error = "warm-up replay";
       return;
     }
     const double ms = timed(k, a, b, exec, o.replays, c, s, in, out);
     double slowest = 0;
-    if (ms < 0 || !max_over_ranks(k, ms, &slowest)) {
+    if (!slowest_over_ranks(k, ms, &slowest)) {
       res.error = "timed replays";
       return;
     }
@@ -270,16 +265,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s OUTDIR --rank R --ranks N --id-file FILE [--min BYTES] [--max BYTES] "
                  "[--collectives AllReduce,AllGather] [--calls N] [--replays N] [--label NAME] [--csv FILE]\n"
-                 "GPU: $LOCAL_RANK if set, else $PURLIN_BENCH_DEVICE, else 0\n",
+                 "GPU: $PURLIN_BENCH_DEVICE if set, else $LOCAL_RANK, else 0\n",
                  argv[0]);
     return 2;
   }
   setenv("PURLIN_TIMEOUT_S", "60", /*overwrite=*/0);  // a hang becomes an error
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const char* device_from = nullptr;
-  const int device = process_device(&device_from);
-  if (const cudaError_t e = device < 0 ? cudaErrorInvalidDevice : cudaSetDevice(device); e != cudaSuccess) {
-    std::fprintf(stderr, "[rank %d] GPU %d (%s): %s\n", o.rank, device, device_from, cudaGetErrorString(e));
+  std::string placement;
+  const int device = purlin::native_test::process_device("PURLIN_BENCH_DEVICE", &placement);
+  if (device < 0) {
+    std::fprintf(stderr, "[rank %d] %s\n", o.rank, placement.c_str());
+    return 1;
+  }
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
+    std::fprintf(stderr, "[rank %d] GPU %d: %s\n", o.rank, device, cudaGetErrorString(e));
     return 1;
   }
   const Library& lib = library();
@@ -309,12 +308,20 @@ int main(int argc, char** argv) {
     csv = std::make_unique<purlin::atom::bench::Csv>(
         o.outdir + "/" + o.csv,
         "library,collective,bytes,ranks,us_per_call,algbw_GBps,busbw_GBps,hbm_eff,graph_calls,replays,"
-        "memcpy_rw_GBps,wrong");
+        "memcpy_rw_GBps,wrong,gpus");
     if (!csv->good()) {
       std::fprintf(stderr, "cannot write %s/%s\n", o.outdir.c_str(), o.csv.c_str());
       return 1;
     }
   }
+  // The GPUs the processes were dealt over, for the CSV: the highest GPU number in use, plus one
+  // (compare_mps.sh deals process R to GPU R % G).
+  double top = 0;
+  if (!max_over_ranks(k, device, &top)) {
+    std::fprintf(stderr, "[rank %d] cannot agree on the GPUs in use\n", o.rank);
+    return 1;
+  }
+  const int gpus = static_cast<int>(top) + 1;
   int rc = 0;
   for (Coll c : o.colls) {
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
@@ -332,7 +339,7 @@ int main(int argc, char** argv) {
       if (o.rank != 0) continue;
       const double algbw = static_cast<double>(bytes) / (r.us * 1e3);
       csv->row(o.label, name(c), bytes, o.ranks, r.us, algbw, algbw * bus_factor(c, o.ranks), std::string(),
-               r.calls, o.replays, 0.0, std::to_string(static_cast<long long>(wrong)));
+               r.calls, o.replays, 0.0, std::to_string(static_cast<long long>(wrong)), gpus);
       std::printf("%-10s %11zu B  %10.2f us  busbw %8.2f GB/s  wrong %.0f (most on one rank)  (%d calls x %d)\n",
                   name(c), bytes, r.us, algbw * bus_factor(c, o.ranks), wrong, r.calls, o.replays);
     }

@@ -9,6 +9,7 @@
 // Writes OUTDIR/snac.csv, or OUTDIR/FILE (perf/snac/README.md explains the columns).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no CUDA device\n");
     return 1;
   }
+  o.gpus = std::min(o.gpus, o.ranks);  // more GPUs than ranks leaves the rest idle
   if (o.gpus > devices) {
     std::fprintf(stderr, "--gpus %d: only %d CUDA device%s visible\n", o.gpus, devices, devices == 1 ? "" : "s");
     return 1;

@@ -319,7 +319,7 @@ def compare(d):
     if not rows:
         out.append("No purlin_rN.csv or nccl_rN.csv rows.")
     out.append("speedup = NCCL us / Purlin us per call (above 1: Purlin is faster); both libraries run by "
-               "the same snac_bench, the same graph method, the ranks threads of one process. "
+               "the same benchmark program, the same graph method and the same ranks (environment.txt above). "
                "wrong: elements that differ from the host reference (not checked: above --check-max or "
                "--no-check).\n")
     ranks = sorted({r["ranks"] for r in rows}, reverse=True)

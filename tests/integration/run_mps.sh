@@ -27,6 +27,9 @@ mkdir -p -- "$out" || exit 2
 # shellcheck source=tests/integration/mps_daemon.sh
 source "$(dirname "$0")/mps_daemon.sh"
 start_private_mps run_mps.sh "$out"
+# Every process on one GPU: PURLIN_TEST_DEVICE's (default 0), never a launcher's LOCAL_RANK,
+# which would be the same for every process this script starts.
+unset LOCAL_RANK
 
 timeout_s=${MPS_TIMEOUT:-300}
 failed=0

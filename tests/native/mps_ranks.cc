@@ -1,6 +1,6 @@
 // native_mps_ranks RANK NRANKS ID_FILE: one rank of a multi-process job on GPU 0 (several
 // processes sharing the GPU under MPS; tests/integration/run_mps.sh starts them), or on the GPU
-// that LOCAL_RANK or PURLIN_TEST_DEVICE names (placement.h). Rank 0 creates the ncclUniqueId
+// that PURLIN_TEST_DEVICE or LOCAL_RANK names (placement.h). Rank 0 creates the ncclUniqueId
 // and publishes it at ID_FILE; the others wait for it. Every process runs the same collectives
 // through the NCCL API and purlin.h, checks its own buffers byte for byte with the host
 // reference (which recomputes every rank's input), prints PASS or FAIL per case and exits 1 if

@@ -1,6 +1,6 @@
 // native_peer_death RANK NRANKS DIR: one rank of a job on GPU 0 (processes sharing the GPU under
-// MPS; tests/integration/run_peer_death.sh starts them), or on the GPU that LOCAL_RANK or
-// PURLIN_TEST_DEVICE names (placement.h), in which the last rank kills itself (SIGKILL) in the
+// MPS; tests/integration/run_peer_death.sh starts them), or on the GPU that PURLIN_TEST_DEVICE or
+// LOCAL_RANK names (placement.h), in which the last rank kills itself (SIGKILL) in the
 // middle of an AllReduce. What PyTorch's watchdog relies on, checked by every survivor:
 //   1. its wait ends: ncclCommGetAsyncError turns ncclRemoteError within kDetectBound of the
 //      collective that cannot finish, and ncclGetLastError names the dead rank

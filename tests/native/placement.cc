@@ -54,9 +54,9 @@ cudaError_t synchronize_devices(int gpus) {
   return cudaSuccess;
 }
 
-int process_device(std::string* error) {
-  const char* local = std::getenv("LOCAL_RANK");
-  const char* name = local != nullptr && *local != '\0' ? "LOCAL_RANK" : "PURLIN_TEST_DEVICE";
+int process_device(const char* variable, std::string* error) {
+  const char* set = std::getenv(variable);
+  const char* name = set != nullptr && *set != '\0' ? variable : "LOCAL_RANK";
   const int device = env_int(name, 0, 0, error);
   if (device < 0) return -1;
   if (const int visible = visible_gpus(); device >= visible) {
@@ -69,7 +69,7 @@ int process_device(std::string* error) {
 
 int use_process_device(int rank) {
   std::string error;
-  const int device = process_device(&error);
+  const int device = process_device("PURLIN_TEST_DEVICE", &error);
   if (device >= 0) {
     const cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) return device;

@@ -1,7 +1,7 @@
 // Which GPU each rank of the native tests runs on. By default every rank shares GPU 0, the
 // layout NCCL refuses and Purlin adds (DESIGN.md section 5); PURLIN_TEST_GPUS=G spreads the
 // ranks of one process over GPUs 0..G-1 (rank r on GPU r % G), and a process that is one rank
-// of a job takes its GPU from LOCAL_RANK or PURLIN_TEST_DEVICE.
+// of a job takes its GPU from PURLIN_TEST_DEVICE or LOCAL_RANK.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,12 +21,14 @@ inline int rank_device(int rank, int gpus) { return rank % gpus; }
 // the legacy stream (a pageable copy's DMA, cudaMemset) is only known done after this.
 cudaError_t synchronize_devices(int gpus);
 
-// The GPU of a process that is one rank: LOCAL_RANK when set (as torchrun and mpirun wrappers
-// set it), else PURLIN_TEST_DEVICE, else 0. -1 with *error when the value is not a device.
-int process_device(std::string* error);
+// The GPU of a process that is one rank: `variable` (PURLIN_TEST_DEVICE for the tests) when
+// set, so that a script's explicit placement wins over what a launcher left in the
+// environment, else LOCAL_RANK (as torchrun and mpirun wrappers set it), else 0. -1 with *error
+// when the value is not a visible device.
+int process_device(const char* variable, std::string* error);
 
-// Makes process_device() current for rank `rank` of a job and returns it; -1, with one line on
-// stderr that names the rank and the reason, when it cannot.
+// Makes process_device("PURLIN_TEST_DEVICE") current for rank `rank` of a job and returns it;
+// -1, with one line on stderr that names the rank and the reason, when it cannot.
 int use_process_device(int rank);
 
 // Makes `device` current for one scope, then puts back the caller's device. A stream, event or
