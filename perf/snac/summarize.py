@@ -123,6 +123,26 @@ def launch_floor(d, out):
     out.append("")
 
 
+def packet_latency(d, out):
+    """A packet's one-way trip between two GPUs (packet.csv), or a GPU and itself."""
+    path = os.path.join(d, "packet.csv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    a, b = rows[0]["gpu_a"], rows[0]["gpu_b"]
+    out.append(f"## Packet push between GPU {a} and GPU {b}, one way (packet.csv)\n")
+    if a == b:
+        out.append("One GPU against itself: a stand-in for a peer, not NVLink.\n")
+    out.append("| scope | us | wrong |")
+    out.append("|---|---|---|")
+    for r in rows:
+        out.append(f"| {r['scope']} | {float(r['one_way_us']):.3f} | {r['wrong']} |")
+    out.append("")
+
+
 def plots(d, rows):
     try:
         import matplotlib
@@ -375,6 +395,7 @@ def main():
     table(rows, MIB, 1 << 40, lambda r: f"{r['busbw_GBps']:.0f}", out)
     targets(rows, out)
     launch_floor(d, out)
+    packet_latency(d, out)
     print("\n".join(out))
     plots(d, rows)
 
