@@ -103,13 +103,18 @@ def targets(rows, out):
     out.append("")
 
 
+def read_rows(d, name):
+    """The rows of d/name as dicts of strings; none when the file is missing."""
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def launch_floor(d, out):
     """The per-call floor of the ranks sharing the GPU (launch_floor.csv), at the most ranks."""
-    path = os.path.join(d, "launch_floor.csv")
-    if not os.path.exists(path):
-        return
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(d, "launch_floor.csv")
     if not rows:
         return
     most = max(int(r["ranks"]) for r in rows)
@@ -125,11 +130,7 @@ def launch_floor(d, out):
 
 def packet_latency(d, out):
     """A packet's one-way trip between two GPUs (packet.csv), or a GPU and itself."""
-    path = os.path.join(d, "packet.csv")
-    if not os.path.exists(path):
-        return
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(d, "packet.csv")
     if not rows:
         return
     a, b = rows[0]["gpu_a"], rows[0]["gpu_b"]
