@@ -60,7 +60,6 @@ struct PartitionTables {
   // sum, so that the shape means what the caller said.
   bool in_has_displs = false;
   bool out_has_displs = false;
-  static constexpr bool attaches = true;
 
   template <class C, class E>
   PURLIN_HD void attach(snac::Args<C, E>& a) const {
@@ -71,12 +70,8 @@ struct PartitionTables {
   }
 };
 
-// Fixed shapes carry no tables; one byte of parameter.
-struct NoTables {
-  static constexpr bool attaches = false;
-  template <class C, class E>
-  PURLIN_HD void attach(snac::Args<C, E>&) const {}
-};
+// Fixed shapes carry no tables (and nothing to attach); one byte of parameter.
+struct NoTables {};
 
 template <class C>
 using ShapeTables = std::conditional_t<C::Input::variable, PartitionTables, NoTables>;

@@ -11,7 +11,6 @@
 // allows (launch/kernel_smem.h); the kernel takes whatever it was launched with.
 #pragma once
 
-#include <concepts>
 #include <cstddef>
 
 #include "atom/atom.cuh"
@@ -34,16 +33,12 @@ PURLIN_HD constexpr std::size_t kernel_smem_bytes(std::size_t workspace, int ran
 // holds pointers; the launcher builds them over host arrays and passes the arrays themselves
 // by value in `Shapes`, so that a launch needs no device allocation and a CUDA graph records
 // the tables with the launch. attach(args) points the Args' shapes at the storage it is
-// called on (here: the kernel's own parameter). Fixed-shape collectives pass a storage whose
-// attach does nothing, so their parameter block stays small.
+// called on (here: the kernel's own parameter). Fixed-shape collectives pass an empty storage
+// with no attach, so their parameter block stays small and their args are read in place.
 template <class S, class C, class E>
-concept ShapeStorage = requires(const S& s, Args<C, E>& a) {
-  s.attach(a);
-  { S::attaches } -> std::convertible_to<bool>;
-};
+concept ShapeStorage = requires(const S& s, Args<C, E>& a) { s.attach(a); };
 
 template <class C, class E, class Op, class Cfg, class Shapes>
-  requires ShapeStorage<Shapes, C, E>
 __global__ void __launch_bounds__(Cfg::threads, 1)
     snac_kernel(const __grid_constant__ Handle handle, const __grid_constant__ Plan plan,
                 const __grid_constant__ Args<C, E> args, DeviceControl control,
@@ -65,7 +60,7 @@ __global__ void __launch_bounds__(Cfg::threads, 1)
   DeviceWatch watch;
   const DeviceBackend<atom::NativeAtom<Cfg>> be(atom::Workspace{smem, workspace}, table, control, watch);
   Status s = Status::ok;
-  if constexpr (Shapes::attaches) {
+  if constexpr (ShapeStorage<Shapes, C, E>) {
     Args<C, E> attached = args;
     shapes.attach(attached);
     s = run<C, E, Op>(be, handle, plan, attached);
