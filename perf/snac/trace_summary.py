@@ -7,7 +7,8 @@ For every recorded launch (the latest four, ordered by start), prints per role g
 earliest and latest time of each trace point, in microseconds from the launch's first CTA
 entry, and the gap since the previous launch's last exit; then, per role group, the mean time a
 worker spends between consecutive points it passed. The points are the file's columns after
-`group` (src/snac/trace.h), so older traces with fewer points read too; 0 is a point not passed.
+`cta` other than `group` (src/snac/trace.h), wherever `group` stands, so older traces read too;
+0 is a point not passed.
 """
 import csv
 import glob
@@ -31,7 +32,7 @@ def summarize(directory):
         print(f"{directory}: no t.rank* files")
         return
     columns = list(rows[0].keys())
-    points = columns[columns.index("group") + 1:]
+    points = [c for c in columns[columns.index("cta") + 1:] if c != "group"]
     launches = defaultdict(list)
     for r in rows:
         launches[r["launch_slot"]].append(r)

@@ -47,11 +47,10 @@ void LaunchTrace::finish() {
   }
   // Times are the GPU's global timer in ns; a point a worker did not pass, or a CTA a launch
   // did not have, reads 0.
+  // Columns in TracePoint order, named by kTracePointNames.
   using snac::TracePoint;
-  std::fprintf(f, "rank,launch_slot,cta,%s", snac::kTracePointNames[static_cast<int>(TracePoint::group)]);
-  for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) {
-    if (p != static_cast<std::uint32_t>(TracePoint::group)) std::fprintf(f, ",%s", snac::kTracePointNames[p]);
-  }
+  std::fprintf(f, "rank,launch_slot,cta");
+  for (const char* name : snac::kTracePointNames) std::fprintf(f, ",%s", name);
   std::fprintf(f, "\n");
   for (snac::Epoch slot = 0; slot < snac::kTraceLaunches; ++slot) {
     for (int w = 0; w < workers_; ++w) {
@@ -60,11 +59,8 @@ void LaunchTrace::finish() {
             host[snac::trace_index(slot, w, workers_, static_cast<TracePoint>(p))]);
       };
       if (at(static_cast<std::uint32_t>(TracePoint::entry)) == 0) continue;
-      std::fprintf(f, "%d,%llu,%d,%llu", rank_, static_cast<unsigned long long>(slot), w,
-                   at(static_cast<std::uint32_t>(TracePoint::group)));
-      for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) {
-        if (p != static_cast<std::uint32_t>(TracePoint::group)) std::fprintf(f, ",%llu", at(p));
-      }
+      std::fprintf(f, "%d,%llu,%d", rank_, static_cast<unsigned long long>(slot), w);
+      for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) std::fprintf(f, ",%llu", at(p));
       std::fprintf(f, "\n");
     }
   }
