@@ -36,12 +36,12 @@ struct PingPongResult {
   unsigned long long timed_out = 0;
 };
 
-// One thread plays one side: the starter sends round k's packet (payload k, flag base + k) into
+// One thread plays one side: the starter sends round k's packet (payload k, flag k) into
 // the other side's buffer and waits for the answer in its own; the responder waits, then
 // answers. Each side polls only its own memory, as a latency-regime consumer does. A wait gives
 // up after `timeout_ns`, so that a side that never ran costs a failed row, not a hang.
 __global__ void packet_pingpong(snac::Packet* mine, snac::Packet* theirs, int rounds, bool starts,
-                                std::uint32_t gpu_scope, snac::Flag base, unsigned long long timeout_ns,
+                                std::uint32_t gpu_scope, unsigned long long timeout_ns,
                                 PingPongResult* result) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   PingPongResult r;
@@ -57,7 +57,7 @@ __global__ void packet_pingpong(snac::Packet* mine, snac::Packet* theirs, int ro
     }
   };
   for (int k = 1; k <= rounds; ++k) {
-    const snac::Flag flag = base + static_cast<snac::Flag>(k);
+    const auto flag = static_cast<snac::Flag>(k);
     if (!starts && !await(flag, static_cast<std::uint64_t>(k))) {
       r.timed_out = 1;
       break;
@@ -96,10 +96,10 @@ double packet_one_way_us(int a, int b, std::uint32_t gpu_scope, int rounds, unsi
     if (!ok) break;
     // The responder first: both must run at once, and the starter's clock starts with its first
     // store, so a responder that starts late only shows as a slower first round.
-    packet_pingpong<<<1, 32, 0, sb>>>(packet_b, packet_a, rounds, false, gpu_scope, 0, 2'000'000'000ull,
+    packet_pingpong<<<1, 32, 0, sb>>>(packet_b, packet_a, rounds, false, gpu_scope, 2'000'000'000ull,
                                       results + 1);
     ok = cudaSetDevice(a) == cudaSuccess;
-    packet_pingpong<<<1, 32, 0, sa>>>(packet_a, packet_b, rounds, true, gpu_scope, 0, 2'000'000'000ull, results);
+    packet_pingpong<<<1, 32, 0, sa>>>(packet_a, packet_b, rounds, true, gpu_scope, 2'000'000'000ull, results);
     ok = ok && cudaGetLastError() == cudaSuccess && cudaStreamSynchronize(sa) == cudaSuccess &&
          cudaStreamSynchronize(sb) == cudaSuccess;
     if (!ok || results[0].timed_out != 0 || results[1].timed_out != 0) {
