@@ -18,10 +18,7 @@ std::map<int, std::unique_ptr<World>>& shared_worlds() {
 }  // namespace
 
 bool have_gpu() {
-  static const bool present = [] {
-    int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  }();
+  static const bool present = visible_gpus() > 0;
   return present;
 }
 

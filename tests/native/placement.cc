@@ -23,6 +23,8 @@ int env_int(const char* name, int least, int fallback, std::string* error) {
   return static_cast<int>(n);
 }
 
+}  // namespace
+
 int visible_gpus() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -31,8 +33,6 @@ int visible_gpus() {
   }
   return n;
 }
-
-}  // namespace
 
 int world_gpus(std::string* error) {
   const int gpus = env_int("PURLIN_TEST_GPUS", 1, 1, error);

@@ -10,6 +10,9 @@
 
 namespace purlin::native_test {
 
+// The GPUs CUDA shows this process; 0 without any (or without a driver).
+int visible_gpus();
+
 // The GPUs the ranks of one process spread over: PURLIN_TEST_GPUS, default 1. -1 with *error
 // when the value is not a positive count or names more GPUs than are visible, so that a run
 // meant for several GPUs never quietly runs on fewer.
