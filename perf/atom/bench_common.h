@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -92,9 +93,17 @@ inline std::string enable_peer_access(int from, int to) {
   return e == cudaSuccess ? "" : cudaGetErrorString(e);
 }
 
+// A CSV file with its header written; its folder is created when missing. good() is false, with
+// one line on stderr naming the file, when it cannot be written.
 class Csv {
  public:
-  Csv(const std::string& path, const std::string& header) : out_(path) { out_ << header << "\n"; }
+  Csv(const std::string& path, const std::string& header) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    out_.open(path);
+    out_ << header << "\n";
+    if (!out_.good()) std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+  }
   bool good() const { return out_.good(); }
   template <class... Ts>
   void row(const Ts&... v) {
