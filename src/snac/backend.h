@@ -6,6 +6,11 @@
 //   bool leader()              the one thread of a worker that waits and publishes
 //   int lane(), lanes()        this thread's index and the thread count within the worker
 //   void sync()                barrier over the worker's threads (__syncthreads)
+//   B::group_lanes             lanes that exchange registers without a barrier: a warp (CTAs
+//                              are whole warps, atom/config.h), or the host worker's one lane
+//   T from_group_lane(T v, int from)  the v (8 bytes) that lane `from` of this thread's group
+//                              passed; every lane of the group calls it together (a group of
+//                              one lane has nothing to exchange: the identity)
 //   bool sync_and(bool)        the same barrier, returning whether the predicate held everywhere
 //   Flag load_acquire(const Flag*)         system-scope acquire load
 //   void store_release(Flag*, Flag)        system-scope release store
@@ -72,6 +77,8 @@ concept Backend = requires(const B& b, Flag* word, const Flag* cword, Flag value
   { b.lanes() } -> std::same_as<int>;
   b.sync();
   { b.sync_and(true) } -> std::same_as<bool>;
+  { B::group_lanes } -> std::convertible_to<int>;
+  { b.from_group_lane(value, 0) } -> std::same_as<Flag>;
   { b.load_acquire(cword) } -> std::same_as<Flag>;
   b.store_release(word, value);
   { b.fetch_add(word, value) } -> std::same_as<std::uint64_t>;

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <cuda/atomic>
 
 #include "atom/config.h"
@@ -151,6 +153,16 @@ class DeviceBackend {
   __device__ int lanes() const { return static_cast<int>(blockDim.x); }
   __device__ void sync() const { __syncthreads(); }
   __device__ bool sync_and(bool p) const { return __syncthreads_and(p ? 1 : 0) != 0; }
+  static constexpr int group_lanes = 32;  // a warp
+  template <class T>
+  __device__ T from_group_lane(T v, int from) const {
+    static_assert(sizeof(T) == sizeof(unsigned long long) && std::is_trivially_copyable_v<T>);
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof bits);
+    bits = __shfl_sync(0xffffffffu, bits, from);
+    memcpy(&v, &bits, sizeof bits);
+    return v;
+  }
 
   // Flags are acquire/release at system scope (peers on other GPUs or in other processes),
   // or at GPU scope when every rank is a thread of this process on this GPU

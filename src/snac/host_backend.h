@@ -59,6 +59,11 @@ class HostBackend {
   int lanes() const { return 1; }
   void sync() const {}
   bool sync_and(bool p) const { return p; }
+  static constexpr int group_lanes = 1;
+  template <class T>
+  T from_group_lane(T v, int) const {
+    return v;
+  }
 
   Flag load_acquire(const Flag* word) const {
     return std::atomic_ref<Flag>(*const_cast<Flag*>(word)).load(std::memory_order_acquire);

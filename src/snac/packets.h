@@ -68,8 +68,6 @@ PURLIN_HD std::uint64_t scaled_payload(std::uint64_t payload, OpArg<E> arg) {
 
 }  // namespace detail
 
-// This launch's packets (flag `flag`, staging half `half`) in one rank's packet buffer, read by
-// one thread of a worker; E and Op are the call's, so a reduction combines as the Atom does.
 // Where the packets of one output region come from: the producer, and the packet of its area
 // in the reader's buffer that the region's first byte travels in.
 struct PacketSource {
@@ -77,6 +75,16 @@ struct PacketSource {
   std::size_t base = 0;
 };
 
+// One region's share of a chunk that a consumer copies out of its packets (PacketReader::copies):
+// the first packet, where its payload goes, and how many bytes (0: nothing to read).
+struct CopyRegion {
+  const Packet* in = nullptr;
+  std::byte* dst = nullptr;
+  std::size_t bytes = 0;
+};
+
+// This launch's packets (flag `flag`, staging half `half`) in one rank's packet buffer, read by
+// one thread of a worker; E and Op are the call's, so a reduction combines as the Atom does.
 template <class E, class Op, class B>
 class PacketReader {
   static constexpr std::size_t es = sizeof(E);
