@@ -52,7 +52,9 @@ class Engine {
         sig_(h.signal_layout()),
         pk_(h.packet_layout()),
         ctr_(h.counter_layout()),
-        rel_(args, plan, h.rank, h.ranks) {}
+        rel_(args, plan, h.rank, h.ranks),
+        signals_(h.signals[h.rank]),
+        packets_(h.packets != nullptr ? h.packets[h.rank] : nullptr) {}
 
   PURLIN_HD Status run() {
     const int w = be_.worker();
@@ -64,7 +66,8 @@ class Engine {
     look_released();
     release_other_half(w, workers);
     be_.mark(TracePoint::released, e_, 0);
-    const CallCheck<B> check(be_, h_, half_, layout::packet_flag(e_), a_.fingerprint, plan_, w);
+    const CallCheck<B> check(be_, h_, packets_, half_, layout::packet_flag(e_), a_.fingerprint,
+                             plan_, w);
 
     const Role role = plan_.role(w);
     be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
@@ -137,7 +140,7 @@ class Engine {
   // only where the look found the word short.
   PURLIN_HD void look_released() {
     const int q = be_.lane();
-    if (q < n_) seen_release_ = be_.load_acquire(h_.signals[r_] + sig_.release(q, half_));
+    if (q < n_) seen_release_ = be_.load_acquire(signals_ + sig_.release(q, half_));
   }
 
   // First use of this launch's half: every peer released it (it finished the launch two back).
@@ -148,7 +151,7 @@ class Engine {
     if (released_) return true;
     for (int q = be_.lane(); q < n_; q += be_.lanes()) {
       if (q == be_.lane() && seen_release_ >= e_) continue;
-      if (!be_.wait_at_least(h_.signals[r_] + sig_.release(q, half_), e_)) return false;
+      if (!be_.wait_at_least(signals_ + sig_.release(q, half_), e_)) return false;
     }
     released_ = true;
     return true;
@@ -172,7 +175,7 @@ class Engine {
     const std::uint64_t s = plan_.ring.slot(c);
     for (int q = 0; q < n_; ++q) {
       if (rel_.reads(phase, k, q) &&
-          !be_.wait_at_least(h_.signals[r_] + sig_.ack(phase, q, half_, s), want)) {
+          !be_.wait_at_least(signals_ + sig_.ack(phase, q, half_, s), want)) {
         return false;
       }
     }
@@ -267,7 +270,7 @@ class Engine {
         const std::uint64_t s = plan_.ring.slot(c);
         for (int q = 0; q < n_ && ok; ++q) {
           if (rel_.reads(0, k, q)) {
-            ok = be_.wait_at_least(h_.signals[r_] + sig_.ack(0, q, half_, s),
+            ok = be_.wait_at_least(signals_ + sig_.ack(0, q, half_, s),
                                    layout::drain_ack_value(e_, c));
           }
         }
@@ -404,7 +407,7 @@ class Engine {
     bool ok = true;
     const void** table = be_.source_table();
     for (int j = first + be_.lane(); j <= last && ok; j += be_.lanes()) {
-      ok = be_.wait_at_least(h_.signals[r_] + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
+      ok = be_.wait_at_least(signals_ + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
       table[j - first] =
           source_chunk<Ph>(j, c, src.partition, chunk.offset - region.offset) + sh.begin;
     }
@@ -430,7 +433,7 @@ class Engine {
   PURLIN_HD const std::byte* source_chunk(int j, std::uint64_t c, int partition,
                                           std::size_t within) const {
     if (Ph == 0 && plan_.zero_copy) {
-      const Flag at = be_.load_acquire(h_.signals[r_] + sig_.input_address(j, half_));
+      const Flag at = be_.load_acquire(signals_ + sig_.input_address(j, half_));
       if (at != 0) {
         return reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(at)) + within;
       }
@@ -470,7 +473,7 @@ class Engine {
     using Out = typename C::Output;
     constexpr int kB = detail::kPacketBatch;
     const int width = Out::regions(n_);
-    const Packet* mine = h_.packets[r_];
+    const Packet* mine = packets_;
     // Where region kk's share of chunk c comes from and goes (bytes 0: nothing to read).
     auto region_of = [&](int kk, std::uint64_t c) {
       CopyRegion x{mine, nullptr, 0};
@@ -569,7 +572,7 @@ class Engine {
 
   // Latency reads of this launch's packets in this rank's buffer (packets.h).
   PURLIN_HD PacketReader<E, Op, B> reader() const {
-    return {be_, h_.packets[r_], pk_, half_, layout::packet_flag(e_), a_.op_arg};
+    return {be_, packets_, pk_, half_, layout::packet_flag(e_), a_.op_arg};
   }
 
   const B& be_;
@@ -582,6 +585,10 @@ class Engine {
   PacketLayout pk_;
   CounterLayout ctr_;
   Relations<C, E, Op> rel_;
+  // This rank's signal words and packet buffer (Handle tables, entry r_), looked up once: the
+  // tables are in global memory, and every acquire empties the L1 that would keep them close.
+  Flag* signals_;
+  const Packet* packets_;
   Epoch e_ = 0;
   unsigned half_ = 0;
   bool zero_copy_ = false;  // rel_.publishes_input()

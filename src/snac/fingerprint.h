@@ -71,9 +71,10 @@ inline int describe_call(char* out, std::size_t size, std::uint64_t f) {
 // One launch's view of the fingerprints in this rank's packet buffer: the launch's half,
 // the packet flag that marks this call, and this rank's own fingerprint.
 struct FingerprintWatch {
-  // The packet buffers by rank (Handle::packets; null: nothing to check). The table entry is
-  // read where a fingerprint is, not when the watch is set up: a launch's every thread sets it
-  // up, and a load whose value is stored at once would hold each of them for a round trip.
+  // The packet buffers by rank (Handle::packets; null: nothing to check). The watch keeps the
+  // table, not this rank's entry: every thread stores a copy of the watch (the backend's, for
+  // lingering waits) when the launch starts, and storing a loaded entry would hold each of them
+  // for a round trip. CallCheck gets the entry from the engine, which loads it anyway.
   const Packet* const* packets = nullptr;
   PacketLayout pk{};
   unsigned half = 0;
@@ -151,26 +152,28 @@ PURLIN_HD int find_mismatch(const B& be, const FingerprintWatch& w, std::uint64_
   return -1;
 }
 
-// This lane's first look at the fingerprint of peer `lane`, taken when the launch starts so
-// that, where the peer announced already, confirm() has nothing left to load.
+// This lane's first look at the fingerprint of peer `lane` in `mine` (this rank's packet
+// buffer), taken when the launch starts so that, where the peer announced already, confirm()
+// has nothing left to load.
 template <class B>
-PURLIN_HD Packet look(const B& be, const FingerprintWatch& w) {
+PURLIN_HD Packet look(const B& be, const FingerprintWatch& w, const Packet* mine) {
   const int q = be.lane();
-  return w.active() && q < w.pk.ranks ? be.load_packet(w.of(q)) : Packet{};
+  return w.active() && q < w.pk.ranks ? be.load_packet(mine + w.pk.fingerprint(w.half, q))
+                                      : Packet{};
 }
 
 // Every rank in `producers` runs this call, as far as its fingerprint says: waited for with
 // the waits' way out (every producer announced before anything this worker read), one
-// producer per lane, from `seen` (look()) where that held this launch's already. False, on
-// every lane, when one differs or a wait gave up.
+// producer per lane, from `seen` (look()) where that held this launch's already. `mine`: this
+// rank's packet buffer. False, on every lane, when one differs or a wait gave up.
 template <class B>
 PURLIN_HD bool confirm(const B& be, const FingerprintWatch& w, std::uint64_t producers,
-                       Packet seen) {
+                       const Packet* mine, Packet seen) {
   bool ok = true;
   if (w.active()) {
     for (int q = be.lane(); q < w.pk.ranks && ok; q += be.lanes()) {
       if (((producers >> q) & 1u) == 0) continue;
-      const Packet* at = w.of(q);
+      const Packet* at = mine + w.pk.fingerprint(w.half, q);
       if (q != be.lane() || seen.flag < w.flag) {
         ok = be.poll(
             [&] {
@@ -193,21 +196,22 @@ PURLIN_HD bool confirm(const B& be, const FingerprintWatch& w, std::uint64_t pro
 template <class B>
 class CallCheck {
  public:
-  PURLIN_HD CallCheck(const B& be, const Handle& h, unsigned half, Flag flag, std::uint64_t own,
-                      const Plan& plan, int worker)
-      : be_(be), w_{h.packets, h.packet_layout(), half, flag, own, h.rank} {
+  // `mine`: this rank's packet buffer (h.packets[h.rank]), which the engine looked up already.
+  PURLIN_HD CallCheck(const B& be, const Handle& h, const Packet* mine, unsigned half, Flag flag,
+                      std::uint64_t own, const Plan& plan, int worker)
+      : be_(be), w_{h.packets, h.packet_layout(), half, flag, own, h.rank}, mine_(mine) {
     be.watch(w_);
     const int stagers = plan.group_size(0);
     if (worker >= stagers) {
       announce(be, h, w_, worker - stagers, plan.workers() - stagers);
-      seen_ = look(be, w_);
+      seen_ = look(be, w_, mine_);
     }
   }
 
   // The launch's status once a worker that read from `producers` is done: a consumer's
   // producers confirmed, and an abort that a mismatch caused named as such.
   PURLIN_HD Status finish(Status s, std::uint64_t producers) const {
-    if (s == Status::ok && producers != 0 && !confirm(be_, w_, producers, seen_)) {
+    if (s == Status::ok && producers != 0 && !confirm(be_, w_, producers, mine_, seen_)) {
       s = Status::aborted;
     }
     return s == Status::aborted && be_.mismatched() ? Status::mismatch : s;
@@ -216,6 +220,7 @@ class CallCheck {
  private:
   const B& be_;
   FingerprintWatch w_;
+  const Packet* mine_;  // this rank's packet buffer, w_.packets[w_.self] (see FingerprintWatch)
   Packet seen_{};
 };
 
