@@ -493,35 +493,29 @@ class Engine {
     };
     for (std::uint64_t c = role.team; c < plan_.ordinals; c += role.teams) {
       for (int k0 = 0; k0 < width; k0 += kB) {
-        // Region k0 + b in slot b; indexed by unrolled loops only, so the arrays stay in
-        // registers.
+        // Region k0 + b in slot b; unrolled indexing only, so the arrays stay in registers.
         const Packet* in[kB];
         std::byte* dst[kB];
         std::size_t bytes[kB];
         std::size_t most = 0;
-        if constexpr (B::group_lanes >= kB) {
-          // Lane b of each lane group works out region k0 + b and the group shares the
-          // answers: one region's setup on the critical path instead of kB in a row (8 ranks
-          // on one H100: 2.0 -> 0.5 us, perf/snac/results/h100-20261207-regions).
-          const int slot = be_.lane() % B::group_lanes;
-          const CopyRegion own =
-              slot < kB ? region_of(k0 + slot, c) : CopyRegion{mine, nullptr, 0};
-          PURLIN_UNROLL
-          for (int b = 0; b < kB; ++b) {
-            in[b] = be_.from_group_lane(own.in, b);
-            dst[b] = be_.from_group_lane(own.dst, b);
-            bytes[b] = be_.from_group_lane(own.bytes, b);
-            most = layout::detail::max_of(most, bytes[b]);
-          }
-        } else {
-          PURLIN_UNROLL
-          for (int b = 0; b < kB; ++b) {
-            const CopyRegion x = region_of(k0 + b, c);
-            in[b] = x.in;
-            dst[b] = x.dst;
-            bytes[b] = x.bytes;
-            most = layout::detail::max_of(most, x.bytes);
-          }
+        // Lane b of each lane group works out region k0 + b and the group shares the answers:
+        // one region's setup on the critical path instead of kB in a row (8 ranks on one H100:
+        // 2.0 -> 0.5 us, perf/snac/results/h100-20261207-regions). A group smaller than the
+        // batch (the host's one lane) works out every region itself.
+        constexpr bool shared = B::group_lanes >= kB;
+        const int slot = be_.lane() % B::group_lanes;
+        CopyRegion own{mine, nullptr, 0};
+        if (shared && slot < kB) own = region_of(k0 + slot, c);
+        PURLIN_UNROLL
+        for (int b = 0; b < kB; ++b) {
+          const CopyRegion x = shared ? CopyRegion{be_.from_group_lane(own.in, b),
+                                                   be_.from_group_lane(own.dst, b),
+                                                   be_.from_group_lane(own.bytes, b)}
+                                      : region_of(k0 + b, c);
+          in[b] = x.in;
+          dst[b] = x.dst;
+          bytes[b] = x.bytes;
+          most = layout::detail::max_of(most, x.bytes);
         }
         be_.mark(TracePoint::item, e_, 0);
         if (!be_.sync_and(reader().copies(in, dst, bytes, most))) return Status::aborted;
