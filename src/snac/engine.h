@@ -66,8 +66,7 @@ class Engine {
     look_released();
     release_other_half(w, workers);
     be_.mark(TracePoint::released, e_, 0);
-    const CallCheck<B> check(be_, h_, packets_, half_, layout::packet_flag(e_), a_.fingerprint,
-                             plan_, w);
+    CallCheck<B> check(be_, h_, packets_, half_, layout::packet_flag(e_), a_.fingerprint, plan_, w);
 
     const Role role = plan_.role(w);
     be_.mark(TracePoint::group, e_, static_cast<std::uint64_t>(role.group));
@@ -76,9 +75,9 @@ class Engine {
     if (role.group == 0) {
       s = stage(role);
     } else if (role.group == 1) {
-      s = plan_.one_hop ? consume_one_hop(role) : consume<0>(role);
+      s = plan_.one_hop ? consume_one_hop(role, check) : consume<0>(role, check);
     } else if constexpr (Prog::composed) {
-      s = consume<1>(role);
+      s = consume<1>(role, check);
     }
     be_.mark(TracePoint::worked, e_, 0);
     s = check.finish(s, producers_of<C>(role.group, plan_.one_hop, r_, n_, a_.root));
@@ -343,13 +342,13 @@ class Engine {
   // ---- Consume ----------------------------------------------------------------------------
 
   template <int Ph>
-  PURLIN_HD Status consume(const Role& role) {
+  PURLIN_HD Status consume(const Role& role, CallCheck<B>& check) {
     using Q = std::conditional_t<Ph == 0, F, G>;
     using Out = typename Q::Output;
     if (!Q::is_consumer(r_, a_.root)) return Status::ok;
     if constexpr (Ph == kLast && !Q::reduces) {
       if (plan_.regime == Regime::latency && !(Ph == 0 && rel_.own_partitions())) {
-        return poll_copies(role, Ph, [&](int k) {
+        return poll_copies(role, Ph, check, [&](int k) {
           return PacketSource{Q::source(r_, k, a_.root).rank, 0};
         });
       }
@@ -366,6 +365,7 @@ class Engine {
         if (const Status s = stage_item(role, k, c); s != Status::ok) return s;
         be_.sync();  // every lane's reads of the chunk before any lane's writes into it
       }
+      check.look_again();
       const Status s = plan_.regime == Regime::latency ? poll<Ph>(role, k, c, region)
                                                        : pull<Ph>(role, k, c, region);
       if (s != Status::ok) return s;
@@ -469,7 +469,7 @@ class Engine {
   // (batches of kPacketBatch regions) instead of one region's round trip after another.
   // `source(k)` names the producer of region k.
   template <class Source>
-  PURLIN_HD Status poll_copies(const Role& role, int phase, Source&& source) {
+  PURLIN_HD Status poll_copies(const Role& role, int phase, CallCheck<B>& check, Source&& source) {
     using Out = typename C::Output;
     constexpr int kB = detail::kPacketBatch;
     const int width = Out::regions(n_);
@@ -518,6 +518,7 @@ class Engine {
           most = layout::detail::max_of(most, x.bytes);
         }
         be_.mark(TracePoint::item, e_, 0);
+        check.look_again();
         if (!be_.sync_and(reader().copies(in, dst, bytes, most))) return Status::aborted;
       }
     }
@@ -526,14 +527,14 @@ class Engine {
 
   // One hop (latency regime of a composition): output region k, chunk c, straight from the
   // producers of the input partition it depends on (layout compose::one_hop_source).
-  PURLIN_HD Status consume_one_hop(const Role& role) {
+  PURLIN_HD Status consume_one_hop(const Role& role, CallCheck<B>& check) {
     if constexpr (!Prog::composed) {
       return Status::ok;
     } else {
       using Out = typename C::Output;
       if (!C::is_consumer(r_, a_.root)) return Status::ok;
       if constexpr (!C::reduces) {
-        return poll_copies(role, 0, [&](int k) {
+        return poll_copies(role, 0, check, [&](int k) {
           const layout::Source src = C::one_hop_source(r_, k, a_.root);
           return PacketSource{src.rank, rel_.packet_base(src.partition)};
         });
@@ -555,10 +556,9 @@ class Engine {
         std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
         const std::size_t packet0 = rel_.packet_base(src.partition) + within / kPacketPayload;
         be_.mark(TracePoint::item, e_, 0);
+        check.look_again();
         const bool ok = reader().template share<C::reduces>(0, first, last, packet0, sh.size, dst);
-        if (!be_.sync_and(ok)) {
-          return Status::aborted;
-        }
+        if (!be_.sync_and(ok)) return Status::aborted;
       }
       return Status::ok;
     }

@@ -208,6 +208,14 @@ class CallCheck {
     }
   }
 
+  // A consumer about to wait for its producers' data looks again where its first look came too
+  // early (the peer had not announced yet): the load's round trip overlaps that wait, and
+  // finish() has nothing left to load for a peer that announced by then (1-3% per call at
+  // 1-32 KiB: perf/snac/results/h100-20261207-roles, r18/table_lab.txt).
+  PURLIN_HD void look_again() {
+    if (seen_.flag < w_.flag) seen_ = look(be_, w_, mine_);
+  }
+
   // The launch's status once a worker that read from `producers` is done: a consumer's
   // producers confirmed, and an abort that a mismatch caused named as such.
   PURLIN_HD Status finish(Status s, std::uint64_t producers) const {
