@@ -73,9 +73,13 @@ inline constexpr std::array<Row, 3> kTable{{
     //  one hop up to 64 KiB (the packet buffer): 8 ranks on one H200, 1 KiB-1 MiB, six
     //    collectives, geometric mean per call 13.7 us, 14.2 us with 16 KiB
     //    (perf/snac/results/h200-20261204-compare/sweep, s5 and s7).
-    //  latency roles 4 + 10 + 2 as a ceiling (a launch takes no more CTAs than it has chunks):
-    //    8 ranks on one H200, 1 KiB-1 MiB, six collectives, geometric mean per call 22.0 us
-    //    with 2 + 2 + 2, 16.1 us with 4 + 10 + 2, 31.7 us with 1 + 2 + 1 (same sweep, s1-s3).
+    //  latency roles 8 + 6 + 2 as a ceiling (a launch takes no more CTAs than it has items):
+    //    a stager pushes its items one after another, so pushers, not pollers, set the pace.
+    //    8 ranks on one H100, us per call with 4 + 10 + 2 -> 8 + 6 + 2: AllReduce 1 KiB
+    //    9.24 -> 7.86, 64 KiB 18.86 -> 17.03; AllToAll 8 KiB 8.39 -> 7.92; ReduceScatter
+    //    8 KiB 8.15 -> 7.65; Broadcast 64 KiB 16.81 -> 13.30; AllGather unchanged
+    //    (perf/snac/results/h100-20261207-roles, r18/sweep). 4 + 10 + 2 had won over
+    //    2 + 2 + 2 and 1 + 2 + 1 on H200 (perf/snac/results/h200-20261204-compare, s1-s3).
     //  shared crossover 4 KiB: ranks sharing one GPU pull through its L2 and HBM, so staging
     //    beats pushing packets early: 13.5 us geometric mean with 4 KiB, 13.7 with 16 KiB,
     //    16.1 with 64 KiB (same sweep, s6, s5, s3). Over NVLink the push saves a crossing, so
@@ -87,7 +91,7 @@ inline constexpr std::array<Row, 3> kTable{{
     //    the same split: 16 MiB 148 vs 163, 256 MiB 1538 vs 1824, 4 MiB 85 vs 62 from a 4 MiB
     //    threshold (perf/snac/results/h100-20261206-compare, rank-roles). One rank per GPU
     //    plans fixed roles, which never split per rank.
-    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {4, 10, 2, 1}, 1024 * kKiB, 16, 4,
+    {9, 256 * kKiB, 4 * kKiB, 64 * kKiB, 64 * kKiB, {2, 4, 2, 1}, {8, 6, 2, 1}, 1024 * kKiB, 16, 4,
      4 * kKiB, 16 * 1024 * kKiB},
     // B200 (sm_100): R 900 GB/s, RTT 2.8 us, BDP 2 MiB; pull 761 GB/s with 16 CTAs.
     //  chunk 256 KiB with 8 consumers: 2 MiB (the BDP) in flight; stagers and finishers grow

@@ -56,10 +56,10 @@ struct Policy {
   std::size_t one_hop_max_bytes = 64 * 1024;
 
   // Throughput keeps consumers ahead of stagers (a pull crosses NVLink, a stage does not);
-  // latency roles are a ceiling (a launch takes no more CTAs than it has items), pollers
-  // outnumbering pushers since each polls every producer (measured: policy/table.h).
+  // latency roles are a ceiling (a launch takes no more CTAs than it has items), pushers as
+  // many as pollers since each pushes its items one after another (measured: policy/table.h).
   Roles throughput{2, 4, 2, 1};
-  Roles latency{4, 10, 2, 1};
+  Roles latency{8, 6, 2, 1};
 
   // Nonzero: the throughput regime splits this many workers over a collective's role groups in
   // proportion to the bytes each group moves per chunk ordinal (plan.h: balanced_roles),

@@ -100,7 +100,7 @@ TEST_F(PolicyTest, OneRankPerGpuKeepsTheTable) {
   const Facts f{9, 132, 8, 1};
   const snac::Policy p = select(f);
   EXPECT_TRUE(same_roles(p.throughput, snac::Roles{2, 4, 2, 1}));
-  EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{8, 6, 2, 1}));
   EXPECT_EQ(p.throughput_workers, 0);
   EXPECT_EQ(p.rank_roles_min_bytes, 0u);  // fixed roles never split per rank
   EXPECT_EQ(p.chunk_bytes, table_policy(9).chunk_bytes);
@@ -114,7 +114,7 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   const snac::Policy p = select(f);
   EXPECT_EQ(p.throughput_workers, 16);
   EXPECT_EQ(p.chunk_bytes, row_for(9).shared_chunk_bytes);
-  EXPECT_TRUE(same_roles(p.latency, snac::Roles{4, 10, 2, 1}));
+  EXPECT_TRUE(same_roles(p.latency, snac::Roles{8, 6, 2, 1}));
   EXPECT_EQ(p.latency_max_bytes, row_for(9).shared_latency_max_bytes);
   EXPECT_EQ(p.rank_roles_min_bytes, row_for(9).shared_rank_roles_min_bytes);
   EXPECT_GT(p.rank_roles_min_bytes, 0u);
