@@ -372,6 +372,50 @@ PURLIN_HD constexpr bool plans_rank_roles(const Policy& p, std::size_t whole_byt
   }
 }
 
+// Packets a rank's stagers push per chunk ordinal of a one-hop launch (one per reader of each
+// input partition) and that its consumers read, for a composition that copies (one per
+// output region).
+template <class C>
+PURLIN_HD constexpr long one_hop_pushes(int rank, int ranks, int root) {
+  long pushes = 0;
+  for (int k = 0; k < ranks; ++k) {
+    for (int q = 0; q < ranks; ++q) pushes += C::one_hop_notifies(rank, k, q, root) ? 1 : 0;
+  }
+  return pushes;
+}
+template <class C>
+PURLIN_HD constexpr long one_hop_copies(int rank, int ranks, int root) {
+  long reads = 0;
+  if (!C::is_consumer(rank, root)) return 0;
+  for (int k = 0; k < ranks; ++k) reads += C::Output::holds(rank, k) ? 1 : 0;
+  return reads;
+}
+
+// The one-hop form of a rooted copy (Broadcast) gives its ranks very different work: the
+// root pushes every partition to every rank and copies its own once, the others only copy.
+// So each rank splits the two groups' latency ceiling by the packets each moves (`moved`),
+// and no group takes more workers than it has items (`items`): what a capped group frees goes
+// to the other while that has items. Broadcast 64 KiB 13.13 -> 11.65 us, 8 ranks on one H100
+// (perf/snac/results/h100-20261207-roles, r19). A rooted reduction keeps the ceiling: split
+// the same way (16 workers on every rank) Reduce 64 KiB took 22.22 us instead of 14.86, its
+// pushers waiting 13 us for releases from peers' workers that had no SM yet (r19/trace).
+// Latency roles are rank local like throughput ones (fingerprints and releases are per rank).
+PURLIN_HD constexpr Roles weigh_latency_roles(Roles r, const long (&moved)[2],
+                                              const std::uint64_t (&items)[2]) {
+  const long w[3] = {moved[0], moved[1], 0};
+  int size[3] = {0, 0, 0};
+  split_by_weight(r.stagers + r.consumers, 2, w, 0, size);
+  for (int g = 0; g < 2; ++g) {
+    if (static_cast<std::uint64_t>(size[g]) <= items[g]) continue;
+    const std::uint64_t other = static_cast<std::uint64_t>(size[1 - g]) + size[g] - items[g];
+    size[1 - g] = static_cast<int>(layout::detail::min_of(items[1 - g], other));
+    size[g] = static_cast<int>(items[g]);
+  }
+  r.stagers = size[0];
+  r.consumers = size[1];
+  return r;
+}
+
 // The policy a call with reduction Op plans with. Zero-copy hands consumers the input's bytes
 // as they are; PreMulSum scales while staging (datapath.h: kScalesAtStage), so its producers
 // stage and its stagers keep their share of the workers (balanced_roles).
@@ -491,10 +535,11 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     // A latency group has no more workers than items (chunk ordinals x regions): a worker
     // without an item would only launch, release and exit. So the policy's roles are a
     // ceiling that larger messages reach, and a small one launches few CTAs.
+    const auto items = [&](int regions) {
+      return layout::detail::max_of<std::uint64_t>(1, plan.ordinals * static_cast<std::uint64_t>(regions));
+    };
     const auto fit = [&](int& group, int regions) {
-      const std::uint64_t items = layout::detail::max_of<std::uint64_t>(
-          1, plan.ordinals * static_cast<std::uint64_t>(regions));
-      if (static_cast<std::uint64_t>(group) > items) group = static_cast<int>(items);
+      if (static_cast<std::uint64_t>(group) > items(regions)) group = static_cast<int>(items(regions));
     };
     // A copy into the output takes every region of a chunk at once (engine.h: poll_copies),
     // except in an in-place AllToAll, whose consumers stage each region first.
@@ -504,15 +549,26 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     };
     // A rank that is no producer (Broadcast off the root) or no consumer (Reduce off the root,
     // in one hop) has no item in that group: it keeps one worker, which only releases.
-    const bool stages = P::F::is_producer(h.rank, args.root);
-    fit(plan.roles.stagers, stages ? P::F::Input::regions(h.ranks) : 0);
     const int n = h.ranks;
+    const bool stages = P::F::is_producer(h.rank, args.root);
     const bool consumes = plan.one_hop ? C::is_consumer(h.rank, args.root)
                                        : P::F::is_consumer(h.rank, args.root);
-    fit(plan.roles.consumers,
+    const int stage_regions = stages ? P::F::Input::regions(n) : 0;
+    const int consume_regions =
         !consumes      ? 0
         : plan.one_hop ? consumer_regions(C::reduces, true, C::Output::regions(n))
-                       : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(n)));
+                       : consumer_regions(P::F::reduces, !P::composed, P::F::Output::regions(n));
+    if constexpr (P::composed && !C::reduces && C::root_role != layout::Root::none) {
+      if (plan.one_hop) {
+        const long moved[2] = {one_hop_pushes<C>(h.rank, n, args.root),
+                               one_hop_copies<C>(h.rank, n, args.root)};
+        const std::uint64_t most[2] = {stages ? items(stage_regions) : 1,
+                                       consumes ? items(consume_regions) : 1};
+        plan.roles = weigh_latency_roles(plan.roles, moved, most);
+      }
+    }
+    fit(plan.roles.stagers, stage_regions);
+    fit(plan.roles.consumers, consume_regions);
     if (plan.groups == 3) {
       fit(plan.roles.finishers, consumer_regions(P::G::reduces, true, P::G::Output::regions(n)));
     }

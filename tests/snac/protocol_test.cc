@@ -258,6 +258,34 @@ TEST(Plan, LatencyGroupsWithoutItemsKeepOneWorker) {
   }
 }
 
+// One-hop Broadcast's ranks split the latency ceiling (here 16 workers) by the packets each
+// group moves, capped at its items: the root pushes its 64 KiB to eight readers and copies
+// once, the others only copy. Reduce keeps the ceiling, cut to its items.
+TEST(Plan, OneHopBroadcastRolesFollowThePacketsEachRankMoves) {
+  Policy p;
+  p.latency = Roles{4, 10, 2, 1};
+  Handle h = geometry(8, 1 << 20, 64, 1 << 16, 16);
+  Args<L::Broadcast, float> bc = fixed_args<L::Broadcast>(0, 8);
+  bc.root = 5;
+  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(16384, 8, bc.root, 4, false);
+  Args<L::Reduce, float> red;
+  red.root = 5;
+  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(16384, 8, red.root, 4, false);
+  for (int r = 0; r < 8; ++r) {
+    h.rank = r;
+    const PlanResult b = make_plan(p, h, bc);
+    ASSERT_EQ(b.status, Status::ok);
+    ASSERT_TRUE(b.plan.one_hop);
+    ASSERT_EQ(b.plan.ordinals, 2u);  // 8 KiB partitions in 4 KiB chunks
+    // Root: 16 items (2 ordinals x 8 partitions) of 8 pushes, 2 of one copy; others copy.
+    EXPECT_EQ(b.plan.roles, r == bc.root ? (Roles{14, 2, 1, 1}) : (Roles{1, 2, 1, 1})) << r;
+    const PlanResult d = make_plan(p, h, red);
+    ASSERT_EQ(d.status, Status::ok);
+    ASSERT_TRUE(d.plan.one_hop);
+    EXPECT_EQ(d.plan.roles, r == red.root ? (Roles{4, 12, 1, 1}) : (Roles{4, 1, 1, 1})) << r;
+  }
+}
+
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
   for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
     for (int parts : {1, 2, 3, 7}) {
