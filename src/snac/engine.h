@@ -590,7 +590,7 @@ class Engine {
   Flag seen_release_ = 0;  // look_released: this lane's peer's release word at launch start
 };
 
-// One worker's part of one launch. Every worker of every rank calls it with the same plan.
+// One worker's part of one launch. Every worker of a rank calls it with that rank's plan.
 template <class C, class E, class Op = op::Sum, Backend B>
 PURLIN_HD Status run(const B& be, const Handle& h, const Plan& plan, const Args<C, E>& args) {
   static_assert(layout::Declaration<C>, "run: C must be a collective declaration");

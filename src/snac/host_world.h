@@ -107,8 +107,8 @@ class HostWorld {
   std::vector<PairHandle> pair_handles_;
 };
 
-// One worker's part of one call: plan (identically on every rank), then run the engine if this
-// worker is part of the launch. Threads beyond the plan's workers sit the launch out.
+// One worker's part of one call: plan (the same chunking on every rank, roles per rank), then
+// run the engine if this worker is part of the launch. Threads beyond its workers sit it out.
 template <class C, class E, class Op = op::Sum>
 Status host_launch(const HostBackend& be, const Handle& h, const Policy& policy,
                    const Args<C, E>& args) {

@@ -562,8 +562,7 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
       if (plan.one_hop) {
         const long moved[2] = {one_hop_pushes<C>(h.rank, n, args.root),
                                one_hop_copies<C>(h.rank, n, args.root)};
-        const std::uint64_t most[2] = {stages ? items(stage_regions) : 1,
-                                       consumes ? items(consume_regions) : 1};
+        const std::uint64_t most[2] = {items(stage_regions), items(consume_regions)};
         plan.roles = weigh_latency_roles(plan.roles, moved, most);
       }
     }

@@ -108,6 +108,8 @@ class Call {
   virtual ~Call() = default;
   virtual Status launch(const HostWorld& world, int rank, const HostBackend& be) const = 0;
   virtual PlanResult plan(const HostWorld& world) const = 0;
+  // The most workers any rank's plan launches: roles may differ between ranks (plan.h).
+  virtual int workers(const HostWorld& world) const = 0;
   virtual Regime wanted_regime() const = 0;
   // Adds a test failure for the first rank whose buffers differ from the reference.
   virtual void verify(int index) const = 0;
@@ -139,6 +141,14 @@ class PreparedCall final : public Call {
   }
   PlanResult plan(const HostWorld& world) const override {
     return make_plan(policy_, world.handle(0), bufs_[0].args);
+  }
+  int workers(const HostWorld& world) const override {
+    int most = 1;
+    for (std::size_t r = 0; r < bufs_.size(); ++r) {
+      const PlanResult p = make_plan(policy_, world.handle(static_cast<int>(r)), bufs_[r].args);
+      most = std::max(most, p.plan.workers());
+    }
+    return most;
   }
   Regime wanted_regime() const override { return setup_.regime; }
   void clobber_input(int rank) override {
@@ -230,7 +240,7 @@ inline void run_calls(HostWorld& world, const std::vector<std::unique_ptr<Call>>
     const PlanResult planned = calls[i]->plan(world);
     ASSERT_EQ(planned.status, Status::ok) << "call " << i;
     ASSERT_EQ(planned.plan.regime, calls[i]->wanted_regime()) << "call " << i;
-    threads = std::max(threads, planned.plan.workers());
+    threads = std::max(threads, calls[i]->workers(world));
   }
   const Status status = world.run(
       static_cast<int>(calls.size()),

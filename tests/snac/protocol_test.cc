@@ -405,6 +405,19 @@ TEST(Protocol, MixedLaunchesBackToBack) {
   run_calls(world, calls);
 }
 
+// Roles may differ between ranks: a one-hop Broadcast's root pushes with more workers than
+// rank 0 launches, and the world must run every rank's.
+TEST(Protocol, EveryRanksWorkersRunWhenRolesDiffer) {
+  const int n = 2;
+  HostWorld world(test_world(n));
+  RunSetup s;
+  s.regime = Regime::latency;
+  std::vector<std::unique_ptr<Call>> calls;
+  calls.push_back(prepare(broadcast<__half>(n, 13, 1), s, 90));
+  ASSERT_GT(calls[0]->workers(world), calls[0]->plan(world).plan.workers());
+  run_calls(world, calls);
+}
+
 // Zero-copy producers read in place while others stage, in one launch: an in-place AllToAll
 // stages its own partitions (engine.h), so in place on rank 0 only mixes both kinds.
 TEST(Protocol, ZeroCopyMixesWithStagedProducers) {
@@ -442,7 +455,7 @@ TEST(Protocol, ZeroCopyInputsOutliveEveryRead) {
   calls.push_back(prepare(broadcast<__half>(n, 250, 3), s, 75));
   calls.push_back(prepare(gather<std::int8_t>(n, 101, 0), t, 76));
   int threads = 1;
-  for (const auto& c : calls) threads = std::max(threads, c->plan(world).plan.workers());
+  for (const auto& c : calls) threads = std::max(threads, c->workers(world));
   const auto un = static_cast<std::size_t>(n);
   std::vector<std::atomic<int>> returned(calls.size() * un);
   const Status status = world.run(
