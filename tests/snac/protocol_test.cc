@@ -37,6 +37,16 @@ Args<C, float> fixed_args(std::size_t count, int ranks) {
   return a;
 }
 
+// A rooted composition's call of `count` floats over `ranks`, cut around its root as the launch
+// bridge cuts it (layout::whole_buffer_shape).
+template <class C>
+Args<C, float> rooted_args(std::size_t count, int ranks, int root) {
+  Args<C, float> a;
+  a.root = root;
+  a.in_shape = a.out_shape = L::whole_buffer_shape<C>(count, ranks, root, 4, false);
+  return a;
+}
+
 TEST(Plan, RegimeFollowsTheCrossoverAndThePacketCapacity) {
   Policy p;
   p.latency_max_bytes = 1024;
@@ -237,12 +247,8 @@ TEST(Plan, LatencyGroupsWithoutItemsKeepOneWorker) {
   Policy p;
   p.latency = Roles{4, 10, 2, 1};
   Handle h = geometry(8, 1 << 20, 64, 1 << 16, 16);
-  Args<L::Broadcast, float> bc = fixed_args<L::Broadcast>(0, 8);
-  bc.root = 2;
-  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(2048, 8, bc.root, 4, false);
-  Args<L::Reduce, float> red;
-  red.root = 2;
-  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(2048, 8, red.root, 4, false);
+  const Args<L::Broadcast, float> bc = rooted_args<L::Broadcast>(2048, 8, 2);
+  const Args<L::Reduce, float> red = rooted_args<L::Reduce>(2048, 8, 2);
   for (int r = 0; r < 8; ++r) {
     h.rank = r;
     const PlanResult b = make_plan(p, h, bc);
@@ -265,12 +271,8 @@ TEST(Plan, OneHopBroadcastRolesFollowThePacketsEachRankMoves) {
   Policy p;
   p.latency = Roles{4, 10, 2, 1};
   Handle h = geometry(8, 1 << 20, 64, 1 << 16, 16);
-  Args<L::Broadcast, float> bc = fixed_args<L::Broadcast>(0, 8);
-  bc.root = 5;
-  bc.in_shape = bc.out_shape = L::whole_buffer_shape<L::Broadcast>(16384, 8, bc.root, 4, false);
-  Args<L::Reduce, float> red;
-  red.root = 5;
-  red.in_shape = red.out_shape = L::whole_buffer_shape<L::Reduce>(16384, 8, red.root, 4, false);
+  const Args<L::Broadcast, float> bc = rooted_args<L::Broadcast>(16384, 8, 5);
+  const Args<L::Reduce, float> red = rooted_args<L::Reduce>(16384, 8, 5);
   for (int r = 0; r < 8; ++r) {
     h.rank = r;
     const PlanResult b = make_plan(p, h, bc);
