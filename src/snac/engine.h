@@ -251,6 +251,7 @@ class Engine {
       }
     }
     if (!be_.sync_and(ok)) return Status::aborted;
+    be_.mark(TracePoint::push, e_, 0);
     return await_input_read(role, width);
   }
 
@@ -406,12 +407,14 @@ class Engine {
     // (backend.h).
     bool ok = true;
     const void** table = be_.source_table();
+    be_.mark(TracePoint::item, e_, 0);
     for (int j = first + be_.lane(); j <= last && ok; j += be_.lanes()) {
       ok = be_.wait_at_least(signals_ + sig_.flag(Ph, j, s), layout::flag_value(e_, c));
       table[j - first] =
           source_chunk<Ph>(j, c, src.partition, chunk.offset - region.offset) + sh.begin;
     }
     if (!be_.sync_and(ok)) return Status::aborted;
+    be_.mark(TracePoint::ready, e_, 0);
     combine<Q>(dst, table, first, last, sh.size);
 
     // The team's last member acknowledges every producer (and publishes the intermediate),

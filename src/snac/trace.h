@@ -15,8 +15,11 @@ namespace purlin::snac {
 
 // The times, in the order a worker passes them, then `group`, which holds the worker's role
 // group instead of a time. A worker records only the points its role passes (0 elsewhere):
-// `item` is where a stager starts its items, and where a latency consumer issues the packet
-// loads of its (last) share; `push`/`ready` a latency push before and after its release wait;
+// `item` is where a stager starts its items, where a latency consumer issues the packet
+// loads of its (last) share, and where a throughput consumer starts waiting for its (last)
+// chunk's flags; `push`/`ready` a latency push before and after its release wait, `push`
+// where a zero-copy stager has published its items (it then waits for its readers' acks),
+// and `ready` where a throughput consumer saw its (last) chunk's flags and starts combining;
 // `worked` the end of the role's own work (a consumer's confirmation of the producers'
 // fingerprints lies between it and `done`).
 enum class TracePoint : std::uint32_t {
