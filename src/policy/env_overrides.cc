@@ -112,6 +112,8 @@ snac::Policy apply_env(snac::Policy p) {
   override_size("PURLIN_RANK_ROLES_MIN_BYTES", 0, p.rank_roles_min_bytes);
   override_switch("PURLIN_ZERO_COPY", p.zero_copy);
   override_switch("PURLIN_CHECK_CALLS", p.check_calls);
+  override_switch("PURLIN_SHARE_ITEMS", p.share_items);
+  override_switch("PURLIN_SPREAD_TEAMS", p.spread_teams);
   // Roles given explicitly are used as given, also where the table would balance a budget.
   if (override_roles("PURLIN_ROLES", p.throughput)) p.throughput_workers = 0;
   override_roles("PURLIN_LATENCY_ROLES", p.latency);

@@ -21,6 +21,8 @@
 //   PURLIN_RANK_ROLES_MIN_BYTES  rooted compositions split workers per rank from this whole-
 //                              buffer size, >= 0; 0: never
 //   PURLIN_ZERO_COPY           0 or 1: consumers may read producers' inputs directly
+//   PURLIN_SHARE_ITEMS         0 or 1: a group with fewer chunks than workers splits them
+//   PURLIN_SPREAD_TEAMS        0 or 1: chunks are cut for every team where a hop is staged
 //   PURLIN_ROLES               throughput CTAs per role: "stagers,consumers,finishers[,team]"
 //   PURLIN_LATENCY_ROLES       the same for the latency regime
 // Overridden roles are still clamped for co-residency.

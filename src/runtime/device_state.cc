@@ -138,7 +138,7 @@ ncclResult_t check_verdicts(const std::vector<Verdict>& verdicts, int rank) {
           "rank %d: rank %zu selected another SNAC policy: set PURLIN_CHUNK_BYTES, "
           "PURLIN_PACKET_CHUNK_BYTES, PURLIN_LATENCY_MAX_BYTES, PURLIN_ROLES, "
           "PURLIN_LATENCY_ROLES, PURLIN_RING_SLOTS, PURLIN_SPREAD_MIN_BYTES, PURLIN_RANK_ROLES_MIN_BYTES, "
-          "PURLIN_ZERO_COPY, "
+          "PURLIN_ZERO_COPY, PURLIN_SHARE_ITEMS, PURLIN_SPREAD_TEAMS, "
           "NCCL_MIN_CTAS, NCCL_MAX_CTAS and the config's minCTAs/maxCTAs alike on every rank",
           rank, r);
       return ncclInvalidUsage;

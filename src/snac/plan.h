@@ -170,9 +170,16 @@ struct Plan {
   bool one_hop = false;
   Roles roles{};
   int groups = 2;
+  // Teams per role group; 0: the group's workers in teams of roles.team. make_plan sets fewer
+  // (share_items) where a throughput group has fewer items than teams.
+  int teams[3] = {0, 0, 0};
 
   PURLIN_HD constexpr int group_size(int g) const {
     return g == 0 ? roles.stagers : g == 1 ? roles.consumers : roles.finishers;
+  }
+  PURLIN_HD constexpr int group_teams(int g) const {
+    const int set = g == 0 ? teams[0] : g == 1 ? teams[1] : teams[2];
+    return set > 0 ? set : group_size(g) / roles.team;
   }
   PURLIN_HD constexpr int workers() const {
     int w = 0;
@@ -182,8 +189,12 @@ struct Plan {
   PURLIN_HD constexpr Role role(int worker) const {
     int g = 0;
     while (g + 1 < groups && worker >= group_size(g)) worker -= group_size(g++);
-    const int t = roles.team;
-    return {g, worker / t, group_size(g) / t, worker % t, t};
+    const int size = group_size(g);
+    const int t = group_teams(g);
+    if (t == size) return {g, worker, t, 0, 1};  // teams of one: no division
+    // Workers are dealt over the teams in turn, so team sizes differ by at most one.
+    const int team = worker % t;
+    return {g, team, t, worker / t, size / t + (team < size % t ? 1 : 0)};
   }
 };
 
@@ -416,6 +427,25 @@ PURLIN_HD constexpr Roles weigh_latency_roles(Roles r, const long (&moved)[2],
   return r;
 }
 
+// A throughput group with fewer items (chunk ordinals x its layout's regions) than teams
+// gives each item a team of the workers that would have none, and they split its chunk
+// (team_share): a payload of few chunks (the chunk stays at least Policy::spread_min_bytes)
+// keeps every worker moving bytes instead of one per chunk. The team's last arrival
+// acknowledges and publishes, as for a policy's teams. Items a rank skips (its own region,
+// an empty partition) are counted: their team idles, as a worker without an item did.
+template <class C>
+PURLIN_HD constexpr void share_items(Plan& plan, int ranks) {
+  using P = Program<C>;
+  const int regions[3] = {P::F::Input::regions(ranks), P::F::Output::regions(ranks),
+                          P::composed ? P::G::Output::regions(ranks) : 1};
+  for (int g = 0; g < plan.groups; ++g) {
+    const auto teams = static_cast<std::uint64_t>(plan.group_size(g) / plan.roles.team);
+    const std::uint64_t items =
+        layout::detail::max_of<std::uint64_t>(1, plan.ordinals * static_cast<std::uint64_t>(regions[g]));
+    plan.teams[g] = items < teams ? static_cast<int>(items) : 0;
+  }
+}
+
 // The policy a call with reduction Op plans with. Zero-copy hands consumers the input's bytes
 // as they are; PreMulSum scales while staging (datapath.h: kScalesAtStage), so its producers
 // stage and its stagers keep their share of the workers (balanced_roles).
@@ -514,6 +544,12 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     // Every team of every group has an item: ordinals_in_flight ordinals, in the ring at once
     // and in the payload, give each team one.
     if (busy == 0) busy = ordinals_in_flight<C>(plan.roles, h.ranks);
+    // Cutting chunks so that every team has one pays where ordinals pipeline through a staged
+    // hop (a staging copy, a composition's intermediate). A single phase whose consumers read
+    // the inputs in place has no pipeline to fill, only each chunk's flags and acks to pay, so
+    // its teams share whole chunks instead (share_items): 8 ranks on one H100, ReduceScatter
+    // 1-8 MiB 1.4-2.6x faster (perf/snac/results/h100-20261207-teams).
+    if (!policy.spread_teams || (!P::composed && zero_copy)) busy = 1;
     const std::size_t depth = layout::detail::max_of(
         layout::detail::max_of<std::size_t>(policy.min_ring_slots, 1), busy);
     const std::size_t deep = half / (strides * depth);
@@ -531,6 +567,7 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     plan.zero_copy = zero_copy;
   }
   plan.ordinals = plan.chunking.count(max_bytes);
+  if (plan.regime == Regime::throughput && policy.share_items) share_items<C>(plan, h.ranks);
   if (plan.regime == Regime::latency && plan.roles.team == 1) {
     // A latency group has no more workers than items (chunk ordinals x regions): a worker
     // without an item would only launch, release and exit. So the policy's roles are a

@@ -97,6 +97,17 @@ struct Policy {
   // AllToAll, which stages all of its input, moves twice the bytes its output needs.
   bool zero_copy = true;
 
+  // Throughput: a group with fewer items than workers splits each item over a team of them
+  // (plan.h: share_items) rather than leaving the workers without one idle.
+  bool share_items = true;
+
+  // Throughput, where ordinals pipeline through a staged hop (plan.h, make_plan): the ring is
+  // deepened and the chunk cut (down to spread_min_bytes) until every team of every group has
+  // an item of its own (ordinals_in_flight). Off, and always for a single phase read in place,
+  // the ring keeps min_ring_slots and the chunk its size, and share_items gives the items'
+  // teams the workers instead.
+  bool spread_teams = true;
+
   // Every native call carries its fingerprint and consumers compare their producers'
   // (fingerprint.h: mismatch detection). Off, a call on mismatched ranks hangs until the
   // timeout or corrupts memory, as NCCL's would. On, a call of up to 32 KiB costs 0.4-0.9 us

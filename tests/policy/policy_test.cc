@@ -21,7 +21,8 @@ constexpr const char* kVariables[] = {"PURLIN_CHUNK_BYTES", "PURLIN_PACKET_CHUNK
                                       "PURLIN_LATENCY_MAX_BYTES", "PURLIN_ROLES",
                                       "PURLIN_LATENCY_ROLES", "PURLIN_RING_SLOTS",
                                       "PURLIN_SPREAD_MIN_BYTES", "PURLIN_RANK_ROLES_MIN_BYTES",
-                                      "PURLIN_ZERO_COPY",
+                                      "PURLIN_ZERO_COPY", "PURLIN_SHARE_ITEMS",
+                                      "PURLIN_SPREAD_TEAMS",
                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
 
 class PolicyTest : public ::testing::Test {
@@ -140,35 +141,47 @@ TEST_F(PolicyTest, RanksSharingAGpuSplitTheirShareOfTheSms) {
   EXPECT_TRUE(same_roles(q.throughput, snac::Roles{3, 12, 1, 1}));
 }
 
-// Every consumer team of a reduction into one partition has a chunk of its own in the ring, and
-// the payload is cut into at most a grain-rounded share per team (but no smaller than
-// spread_min_bytes), from 1 MiB (128 KiB per partition) to 256 MiB.
-TEST_F(PolicyTest, EveryReductionTeamHasAChunk) {
+// A reduction into one partition keeps every consumer at work, from 1 MiB (128 KiB per
+// partition) to 256 MiB. Staged, each consumer team has a chunk of its own in the ring and the
+// payload is cut into at most a grain-rounded share per team (but no smaller than
+// spread_min_bytes). Read in place, nothing pipelines through a staged hop: the chunks stay
+// whole (the ring holds min_ring_slots of them) and the consumers share them as teams.
+TEST_F(PolicyTest, EveryReductionConsumerHasWork) {
   const snac::Policy p = select(Facts{9, 132, 8, 8});
-  for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20}) {
-    snac::Handle h;
-    h.ranks = 8;
-    h.staging_bytes = 32u << 20;
-    h.slots = 64;
-    h.packet_capacity = (64u << 10) / 8;
-    h.epoch_slots = max_workers(p);
-    h.inputs_peer_visible = true;
-    snac::Args<L::ReduceScatter, float> a;
-    a.in_shape = L::FixedShape::split(bytes / sizeof(float), 8);
-    a.out_shape = a.in_shape;
-    const snac::PlanResult r = snac::make_plan(p, h, a);
-    ASSERT_EQ(r.status, snac::Status::ok) << bytes;
-    EXPECT_EQ(r.plan.regime, snac::Regime::throughput);
-    const auto teams = static_cast<std::uint64_t>(r.plan.roles.consumers / r.plan.roles.team);
-    EXPECT_GE(teams, 12u) << bytes;
-    EXPECT_GE(r.plan.ring.slots, teams) << bytes;
-    // Chunks on the 4 KiB grain: no team waits for more than one grain-rounded share, unless
-    // that would be smaller than the policy's smallest spread chunk.
-    const std::size_t part = bytes / 8;
-    const std::size_t share = (part / teams + 4095) / 4096 * 4096;
-    EXPECT_LE(r.plan.chunking.stride, std::max(share, p.spread_min_bytes)) << bytes;
-    if (bytes >= (std::size_t{16} << 20)) {
-      EXPECT_GE(r.plan.ordinals, teams) << bytes;
+  for (const bool in_place : {false, true}) {
+    for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20}) {
+      snac::Handle h;
+      h.ranks = 8;
+      h.staging_bytes = 32u << 20;
+      h.slots = 64;
+      h.packet_capacity = (64u << 10) / 8;
+      h.epoch_slots = max_workers(p);
+      h.inputs_peer_visible = in_place;
+      snac::Args<L::ReduceScatter, float> a;
+      a.in_shape = L::FixedShape::split(bytes / sizeof(float), 8);
+      a.out_shape = a.in_shape;
+      const snac::PlanResult r = snac::make_plan(p, h, a);
+      ASSERT_EQ(r.status, snac::Status::ok) << bytes;
+      EXPECT_EQ(r.plan.regime, snac::Regime::throughput);
+      const auto teams = static_cast<std::uint64_t>(r.plan.roles.consumers / r.plan.roles.team);
+      EXPECT_GE(teams, in_place ? 12u : 6u) << bytes;  // staged: stagers copy, and get workers
+      const std::size_t part = bytes / 8;
+      if (in_place) {
+        const std::size_t whole = std::min(p.chunk_bytes, h.staging_bytes / 2 / (8 * p.min_ring_slots));
+        EXPECT_EQ(r.plan.chunking.stride, std::min(whole, part)) << bytes;
+        EXPECT_GE(r.plan.ring.slots, p.min_ring_slots) << bytes;
+        const std::uint64_t items = r.plan.ordinals;  // one packed region per ordinal
+        EXPECT_EQ(static_cast<std::uint64_t>(r.plan.group_teams(1)), std::min(teams, items)) << bytes;
+        continue;
+      }
+      EXPECT_GE(r.plan.ring.slots, teams) << bytes;
+      // Chunks on the 4 KiB grain: no team waits for more than one grain-rounded share, unless
+      // that would be smaller than the policy's smallest spread chunk.
+      const std::size_t share = (part / teams + 4095) / 4096 * 4096;
+      EXPECT_LE(r.plan.chunking.stride, std::max(share, p.spread_min_bytes)) << bytes;
+      if (bytes >= (std::size_t{16} << 20)) {
+        EXPECT_GE(r.plan.ordinals, teams) << bytes;
+      }
     }
   }
 }
@@ -221,7 +234,7 @@ TEST_F(PolicyTest, UnknownSmCountIsNotCoresident) {
 TEST_F(PolicyTest, PoliciesDifferInAnyField) {
   const snac::Policy base = select(Facts{9, 132, 8, 8});
   EXPECT_EQ(base, select(Facts{9, 132, 8, 8}));
-  std::vector<snac::Policy> changed(12, base);
+  std::vector<snac::Policy> changed(15, base);
   changed[0].chunk_bytes += 1;
   changed[1].packet_chunk_bytes += 1;
   changed[2].latency_max_bytes += 1;
@@ -234,6 +247,9 @@ TEST_F(PolicyTest, PoliciesDifferInAnyField) {
   changed[9].rank_roles_min_bytes += 1;
   changed[10].zero_copy = !base.zero_copy;
   changed[11].latency.stagers += 1;
+  changed[12].share_items = !base.share_items;
+  changed[13].spread_teams = !base.spread_teams;
+  changed[14].check_calls = !base.check_calls;
   for (std::size_t i = 0; i < changed.size(); ++i) EXPECT_FALSE(changed[i] == base) << i;
 }
 
@@ -246,7 +262,13 @@ TEST_F(PolicyTest, EnvironmentOverrides) {
   set("PURLIN_RING_SLOTS", "2");
   set("PURLIN_ZERO_COPY", "0");
   set("PURLIN_RANK_ROLES_MIN_BYTES", "1048576");
+  set("PURLIN_SHARE_ITEMS", "0");
+  set("PURLIN_SPREAD_TEAMS", "0");
   const snac::Policy p = select(Facts{9, 132, 8, 1});
+  EXPECT_FALSE(p.share_items);
+  EXPECT_FALSE(p.spread_teams);
+  EXPECT_TRUE(table_policy(9).share_items);
+  EXPECT_TRUE(table_policy(9).spread_teams);
   EXPECT_EQ(p.rank_roles_min_bytes, 1048576u);
   EXPECT_EQ(p.min_ring_slots, 2u);
   EXPECT_FALSE(p.zero_copy);

@@ -22,6 +22,7 @@ struct Param {
   bool zero_copy = false;
   bool one_hop = true;  // latency: compositions in one hop (else in two)
   bool rank_roles = false;  // throughput: a worker budget, split per rank where rooted
+  bool spread_teams = true;  // throughput: chunks cut for every team (else teams share them)
 };
 
 // One world per test: its cases (sizes, in place, roots, team sizes) run back to back on the
@@ -50,6 +51,7 @@ class Collectives : public testing::TestWithParam<Param> {
       s.team = 1 + index % 2;
       s.workers = GetParam().rank_roles ? 6 : 0;
       s.rank_roles = GetParam().rank_roles;
+      s.spread_teams = GetParam().spread_teams;
       s.in_place = ip;
       s.seed = static_cast<std::uint64_t>(index * 2 + (ip ? 1 : 0) + 1);
       SCOPED_TRACE(testing::Message() << "case " << index << " team " << s.team
@@ -171,7 +173,7 @@ std::string name(const testing::TestParamInfo<Param>& info) {
                          ? (info.param.one_hop ? "latency" : "latency_two_hop")
                      : info.param.zero_copy ? "zerocopy"
                                             : "throughput") +
-         (info.param.rank_roles ? "_rankroles" : "") +
+         (info.param.rank_roles ? "_rankroles" : "") + (info.param.spread_teams ? "" : "_shared") +
          "_n" + std::to_string(info.param.ranks);
 }
 
@@ -186,6 +188,10 @@ std::vector<Param> params() {
   // policy for ranks sharing one GPU), staged and zero-copy.
   for (int n : {2, 3, 4, 8}) {
     for (bool zc : {false, true}) out.push_back({n, Regime::throughput, zc, true, true});
+  }
+  // The same budget with chunks that are not cut for every team: teams share them.
+  for (int n : {2, 3, 8}) {
+    for (bool zc : {false, true}) out.push_back({n, Regime::throughput, zc, true, true, false});
   }
   return out;
 }

@@ -68,6 +68,7 @@ struct RunSetup {
   // the fixed roles below) and, with it, per-rank roles for rooted compositions.
   int workers = 0;
   bool rank_roles = false;
+  bool spread_teams = true;  // Policy::spread_teams
 };
 
 // Small chunks and a staging area of two slots per half (capacity 4), so that payloads of a few
@@ -84,6 +85,7 @@ inline Policy test_policy(const RunSetup& s) {
   p.zero_copy = s.zero_copy;
   p.throughput_workers = s.workers;
   p.rank_roles_min_bytes = s.rank_roles ? 1 : 0;
+  p.spread_teams = s.spread_teams;
   return p;
 }
 

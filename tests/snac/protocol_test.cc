@@ -288,6 +288,101 @@ TEST(Plan, OneHopBroadcastRolesFollowThePacketsEachRankMoves) {
   }
 }
 
+// A throughput payload of fewer chunks than a group has workers (the chunk stays at least
+// Policy::spread_min_bytes) gives each item a team, and the teams take every worker.
+TEST(Plan, ItemsFewerThanWorkersShareTheirChunks) {
+  Policy p;
+  p.throughput_workers = 16;
+  p.latency_max_bytes = 0;
+  Handle h = geometry(8, 32 << 20, 64, 0, 16);
+  h.inputs_peer_visible = true;
+  // 8 KiB partitions: one ordinal, one packed region for 14 consumers.
+  const PlanResult rs = make_plan(p, h, fixed_args<L::ReduceScatter>(2048, 8));
+  ASSERT_EQ(rs.status, Status::ok);
+  ASSERT_EQ(rs.plan.ordinals, 1u);
+  ASSERT_EQ(rs.plan.roles.consumers, 14);
+  EXPECT_EQ(rs.plan.group_teams(0), rs.plan.roles.stagers);  // 8 items for 2 stagers
+  EXPECT_EQ(rs.plan.group_teams(1), 1);
+  std::vector<int> members;
+  for (int w = 0; w < rs.plan.workers(); ++w) {
+    const Role role = rs.plan.role(w);
+    if (role.group != 1) continue;
+    EXPECT_EQ(role.team, 0);
+    EXPECT_EQ(role.size, 14);
+    members.push_back(role.member);
+  }
+  std::sort(members.begin(), members.end());
+  for (int m = 0; m < 14; ++m) EXPECT_EQ(members[static_cast<std::size_t>(m)], m);
+  // Three ranks' AllGather, one ordinal: three items for the consumers, split into three
+  // teams whose sizes differ by at most one.
+  Args<L::AllGather, float> ag = fixed_args<L::AllGather>(1024, 3);
+  const PlanResult three = make_plan(p, geometry(3, 32 << 20, 64, 0, 16), ag);
+  ASSERT_EQ(three.status, Status::ok);
+  ASSERT_EQ(three.plan.ordinals, 1u);
+  const int consumers = three.plan.roles.consumers;
+  ASSERT_GT(consumers, 3);
+  EXPECT_EQ(three.plan.group_teams(1), 3);
+  std::vector<std::vector<int>> teams(3);
+  std::vector<int> sizes(3, 0);
+  for (int w = 0; w < three.plan.workers(); ++w) {
+    const Role role = three.plan.role(w);
+    if (role.group != 1) continue;
+    ASSERT_LT(role.team, 3);
+    EXPECT_GE(role.size, consumers / 3);
+    EXPECT_LE(role.size, consumers / 3 + 1);
+    teams[static_cast<std::size_t>(role.team)].push_back(role.member);
+    sizes[static_cast<std::size_t>(role.team)] = role.size;
+  }
+  int covered = 0;
+  for (std::size_t i = 0; i < teams.size(); ++i) {
+    const std::vector<int>& t = teams[i];
+    EXPECT_EQ(static_cast<int>(t.size()), sizes[i]);  // every member agrees on its team's size
+    for (std::size_t m = 0; m < t.size(); ++m) EXPECT_EQ(t[m], static_cast<int>(m));
+    covered += static_cast<int>(t.size());
+  }
+  EXPECT_EQ(covered, consumers);
+  // Enough chunks: teams of one, as the policy says; off: teams of one too.
+  const PlanResult large = make_plan(p, h, fixed_args<L::ReduceScatter>(1 << 20, 8));
+  ASSERT_EQ(large.status, Status::ok);
+  EXPECT_EQ(large.plan.group_teams(1), large.plan.roles.consumers);
+  p.share_items = false;
+  EXPECT_EQ(make_plan(p, h, fixed_args<L::ReduceScatter>(2048, 8)).plan.group_teams(1), 14);
+}
+
+// Chunks are cut for every team only where ordinals pipeline through a staged hop: a single
+// phase read in place keeps whole chunks (its teams share them), staged inputs and a
+// composition's intermediate are cut.
+TEST(Plan, ChunksAreCutForTeamsOnlyWhereAStagedHopPipelines) {
+  Policy p;
+  p.throughput_workers = 16;
+  p.latency_max_bytes = 0;
+  p.chunk_bytes = 1 << 20;
+  p.min_ring_slots = 4;  // the sm_90 row's
+  Handle direct = geometry(8, 32 << 20, 64, 0, 16);
+  direct.inputs_peer_visible = true;
+  const Handle staged = geometry(8, 32 << 20, 64, 0, 16);
+  // 1 MiB partitions of floats: a 16 MiB half holds 4 slots of 8 strides of 512 KiB.
+  const auto rs = fixed_args<L::ReduceScatter>(1 << 18, 8);
+  const PlanResult in_place = make_plan(p, direct, rs);
+  ASSERT_EQ(in_place.status, Status::ok);
+  EXPECT_EQ(in_place.plan.chunking.stride, std::size_t{512} << 10);
+  EXPECT_EQ(in_place.plan.ordinals, 2u);
+  EXPECT_EQ(in_place.plan.group_teams(1), 2);
+  const PlanResult copied = make_plan(p, staged, rs);
+  ASSERT_EQ(copied.status, Status::ok);
+  EXPECT_LT(copied.plan.chunking.stride, std::size_t{512} << 10);
+  EXPECT_GE(copied.plan.ordinals, static_cast<std::uint64_t>(copied.plan.roles.consumers));
+  // A composition cuts its chunks even when its first phase reads in place.
+  const PlanResult composed = make_plan(p, direct, fixed_args<L::AllReduce>(8 << 18, 8));
+  ASSERT_EQ(composed.status, Status::ok);
+  EXPECT_GT(composed.plan.ordinals, 2u);
+  // Off, nothing is cut for teams anywhere.
+  p.spread_teams = false;
+  const PlanResult whole = make_plan(p, staged, rs);
+  ASSERT_EQ(whole.status, Status::ok);
+  EXPECT_EQ(whole.plan.chunking.stride, std::size_t{512} << 10);
+}
+
 TEST(Plan, TeamSharesCoverAChunkOnSixteenByteBoundaries) {
   for (std::size_t bytes : {0u, 1u, 15u, 16u, 17u, 100u, 4096u}) {
     for (int parts : {1, 2, 3, 7}) {
