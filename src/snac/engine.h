@@ -181,15 +181,21 @@ class Engine {
     return true;
   }
 
-  // Team arrival: true for the last worker of the team to finish its share of a chunk. The
-  // last one returns the counter to zero before publishing; the next chunk on this counter
-  // starts only after that publication was acknowledged (or in a later launch), so it sees 0.
-  PURLIN_HD bool arrive(CounterKind kind, int phase, int k, std::uint64_t c, int team) const {
+  // Team arrival, on every lane: true for the team's last worker to finish chunk c. The leader
+  // counts in only after the barrier, so every lane's accesses to the share precede its
+  // release (counted first, a last worker could publish while another's lanes still wrote:
+  // perf/snac/results/h100-20261207-teams, racecheck). The last returns the counter to zero;
+  // the next chunk on it starts only after this publication was acknowledged, so it sees 0.
+  PURLIN_HD bool last_of_team(CounterKind kind, int phase, int k, std::uint64_t c, int team) const {
+    be_.sync();
     if (team == 1) return true;
-    std::uint64_t* counter = h_.counters + ctr_.index(kind, phase, k, plan_.ring.slot(c));
-    if (be_.fetch_add(counter, 1) + 1 != static_cast<std::uint64_t>(team)) return false;
-    be_.store_relaxed(counter, 0);
-    return true;
+    bool last = false;
+    if (be_.leader()) {
+      std::uint64_t* counter = h_.counters + ctr_.index(kind, phase, k, plan_.ring.slot(c));
+      last = be_.fetch_add(counter, 1) + 1 == static_cast<std::uint64_t>(team);
+      if (last) be_.store_relaxed(counter, 0);
+    }
+    return be_.sync_and(!be_.leader() || last);
   }
 
   // A first-phase flag also says where the chunk lies (SignalLayout::input_address): its
@@ -302,7 +308,7 @@ class Engine {
     } else {
       be_.copy(slot(r_, c, 0, k) + sh.begin, src + sh.begin, sh.size);
     }
-    if (be_.sync_and(!be_.leader() || arrive(CounterKind::stage, 0, k, c, role.size))) {
+    if (last_of_team(CounterKind::stage, 0, k, c, role.size)) {
       publish(0, k, c, be_.lane(), be_.lanes());
     }
     return Status::ok;
@@ -419,7 +425,7 @@ class Engine {
 
     // The team's last member acknowledges every producer (and publishes the intermediate),
     // a producer per lane, like the waits above.
-    if (be_.sync_and(!be_.leader() || arrive(CounterKind::consume, Ph, k, c, role.size))) {
+    if (last_of_team(CounterKind::consume, Ph, k, c, role.size)) {
       const Flag ack = layout::drain_ack_value(e_, c);
       for (int j = first + be_.lane(); j <= last; j += be_.lanes()) {
         be_.store_release(h_.signals[j] + sig_.ack(Ph, r_, half_, s), ack);
