@@ -354,33 +354,68 @@ class PairEngine {
 
   PURLIN_HD Status run() {
     const int w = be_.worker();
-    // The pair's next staged and packet sequence numbers.
-    std::uint64_t staged = 0;
-    std::uint64_t packets = 0;
-    for (int i = 0; i < l_.count; ++i) {
-      const PairOp& o = l_.ops[i];
-      const bool copy = o.direction == PairDirection::copy;
-      const bool send = o.direction == PairDirection::send;
-      const bool as_packets = !copy && h_.packets_for(o.bytes);
-      if (!copy && (i == 0 || !same_pair(l_.ops[i - 1], o))) {
-        staged = *h_.sequence(w, o.peer, send ? PairCounter::send : PairCounter::recv);
-        packets = *h_.sequence(w, o.peer, send ? PairCounter::packet_send : PairCounter::packet_recv);
-      }
-      const std::uint64_t chunks = as_packets ? 1 : pair_chunks(o.bytes, h_.chunk_bytes);
-      if (static_cast<std::uint32_t>(w) >= o.first_worker && static_cast<std::uint32_t>(w) < o.first_worker + o.workers) {
+    // Lane b of each lane group works out the sequence numbers of op i0 + b and the group shares
+    // them, so a group's loads of its ops' counters are in flight together: one round trip per
+    // group_lanes transfers, not one per pair in a row (the loop that loaded them as it went
+    // stalled on each before the next).
+    constexpr int G = B::group_lanes;
+    const int slot = be_.lane() % G;
+    for (int i0 = 0; i0 < l_.count; i0 += G) {
+      const Sequences mine = sequences_at(w, i0 + slot);
+      const int end = i0 + G < l_.count ? i0 + G : l_.count;
+      for (int i = i0; i < end; ++i) {
+        const PairOp& o = l_.ops[i];
+        const std::uint64_t staged = be_.from_group_lane(mine.staged, i - i0);
+        const std::uint64_t packets = be_.from_group_lane(mine.packets, i - i0);
+        if (static_cast<std::uint32_t>(w) < o.first_worker || static_cast<std::uint32_t>(w) >= o.first_worker + o.workers) {
+          continue;
+        }
+        const bool send = o.direction == PairDirection::send;
+        const bool as_packets = o.direction != PairDirection::copy && h_.packets_for(o.bytes);
+        const std::uint64_t chunks = op_chunks(h_, o);
         for (std::uint64_t j = static_cast<std::uint64_t>(w) - o.first_worker; j < chunks; j += o.workers) {
           const Status s = as_packets ? (send ? push(o, packets) : poll(o, packets)) : move(o, j, staged + j);
           if (s != Status::ok) return s;
         }
       }
-      if (copy) continue;
-      (as_packets ? packets : staged) += chunks;
-      if (i + 1 == l_.count || !same_pair(l_.ops[i + 1], o)) {
-        advance(w, o, send ? PairCounter::send : PairCounter::recv, staged);
-        advance(w, o, send ? PairCounter::packet_send : PairCounter::packet_recv, packets);
-      }
+    }
+    // Every lane's loads of this worker's slot before any lane's stores into it.
+    be_.sync();
+    for (int i = be_.lane(); i < l_.count; i += be_.lanes()) {
+      const PairOp& o = l_.ops[i];
+      if (o.direction == PairDirection::copy || (i + 1 < l_.count && same_pair(l_.ops[i + 1], o))) continue;
+      Sequences after = sequences_at(w, i);
+      (h_.packets_for(o.bytes) ? after.packets : after.staged) += op_chunks(h_, o);
+      const bool send = o.direction == PairDirection::send;
+      advance(w, o, send ? PairCounter::send : PairCounter::recv, after.staged);
+      advance(w, o, send ? PairCounter::packet_send : PairCounter::packet_recv, after.packets);
     }
     return Status::ok;
+  }
+
+  // A pair's next staged and packet sequence numbers.
+  struct Sequences {
+    std::uint64_t staged = 0;
+    std::uint64_t packets = 0;
+  };
+
+  // Where op i's chunks start in its pair's sequences: the worker slot's counters (what earlier
+  // launches moved) plus the chunks of the pair's ops before i in this launch (a pair's ops
+  // are adjacent: make_pair_launch sorts by a key unique to the pair). Zero for a copy or past
+  // the last op.
+  PURLIN_HD Sequences sequences_at(int w, int i) const {
+    Sequences at{};
+    if (i >= l_.count || l_.ops[i].direction == PairDirection::copy) return at;
+    const PairOp& o = l_.ops[i];
+    int first = i;
+    while (first > 0 && same_pair(l_.ops[first - 1], o)) --first;
+    const bool send = o.direction == PairDirection::send;
+    at.staged = *h_.sequence(w, o.peer, send ? PairCounter::send : PairCounter::recv);
+    at.packets = *h_.sequence(w, o.peer, send ? PairCounter::packet_send : PairCounter::packet_recv);
+    for (int j = first; j < i; ++j) {
+      (h_.packets_for(l_.ops[j].bytes) ? at.packets : at.staged) += op_chunks(h_, l_.ops[j]);
+    }
+    return at;
   }
 
   PURLIN_HD static bool same_pair(const PairOp& a, const PairOp& b) {
@@ -388,9 +423,9 @@ class PairEngine {
   }
 
   // The pair's sequence after this launch, into every worker slot this worker owns (its own and
-  // those no worker of this launch reads), once everything above it is done.
+  // those no worker of this launch reads), by the one lane that computed it, once everything
+  // above it is done.
   PURLIN_HD void advance(int w, const PairOp& o, PairCounter c, std::uint64_t next) const {
-    if (!be_.leader()) return;
     for (int s = w; s < h_.sequence_slots; s += l_.workers) *h_.sequence(s, o.peer, c) = next;
   }
 
@@ -428,7 +463,11 @@ class PairEngine {
     const std::size_t count = (o.bytes + kPacketPayload - 1) / kPacketPayload;
     const auto lanes = static_cast<std::size_t>(be_.lanes());
     // Every thread first sees packet 0, which every transfer has: a sender of another count is
-    // then known to all of them, and none waits for a packet that was never sent.
+    // then known to all of them, and none waits for a packet that was never sent. Its first
+    // batch is loaded beside packet 0 (only looked at after it), so a receiver whose packets
+    // have all landed takes one round trip, not two.
+    Packet got[detail::kPacketBatch];
+    const int m0 = load_batch(in, static_cast<std::size_t>(be_.lane()), count, got);
     Packet first = be_.load_packet(in);
     bool ok = first.flag >= want || be_.poll(
                                         [&] {
@@ -442,9 +481,7 @@ class PairEngine {
       ok = false;
     }
     for (std::size_t p0 = static_cast<std::size_t>(be_.lane()); ok && p0 < count; p0 += lanes * detail::kPacketBatch) {
-      Packet got[detail::kPacketBatch];
-      int m = 0;
-      for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) got[m] = be_.load_packet(in + p0 + m * lanes);
+      const int m = p0 == static_cast<std::size_t>(be_.lane()) ? m0 : load_batch(in, p0, count, got);
       for (int b = 0; b < m && ok; ++b) {
         const Packet* at = in + p0 + b * lanes;
         ok = got[b].flag >= want || be_.poll(
@@ -467,6 +504,14 @@ class PairEngine {
     if (!be_.sync_and(ok)) return failed();
     if (be_.leader()) be_.store_release(h_.signals[o.peer] + sig_.packet_ack(me, slot), q + 1);
     return Status::ok;
+  }
+
+  // Loads of packets p0, p0 + lanes, ... (at most a batch, below `count`), issued together.
+  PURLIN_HD int load_batch(const Packet* in, std::size_t p0, std::size_t count, Packet* got) const {
+    const auto lanes = static_cast<std::size_t>(be_.lanes());
+    int m = 0;
+    for (; m < detail::kPacketBatch && p0 + m * lanes < count; ++m) got[m] = be_.load_packet(in + p0 + m * lanes);
+    return m;
   }
 
   PURLIN_HD Status move(const PairOp& o, std::uint64_t j, std::uint64_t q) const {
