@@ -182,10 +182,9 @@ class Engine {
   }
 
   // Team arrival, on every lane: true for the team's last worker to finish chunk c. The leader
-  // counts in only after the barrier, so every lane's accesses to the share precede its
-  // release (counted first, a last worker could publish while another's lanes still wrote:
-  // perf/snac/results/h100-20261207-teams, racecheck). The last returns the counter to zero;
-  // the next chunk on it starts only after this publication was acknowledged, so it sees 0.
+  // counts in after the barrier, so its release covers all the worker's lanes (before it, a
+  // last worker could publish while another's lanes still wrote: h100-20261207-teams). The
+  // last zeroes the counter; its next chunk starts only once this publication was acked.
   PURLIN_HD bool last_of_team(CounterKind kind, int phase, int k, std::uint64_t c, int team) const {
     be_.sync();
     if (team == 1) return true;

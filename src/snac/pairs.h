@@ -385,10 +385,9 @@ class PairEngine {
       const PairOp& o = l_.ops[i];
       if (o.direction == PairDirection::copy || (i + 1 < l_.count && same_pair(l_.ops[i + 1], o))) continue;
       Sequences after = sequences_at(w, i);
-      (h_.packets_for(o.bytes) ? after.packets : after.staged) += op_chunks(h_, o);
-      const bool send = o.direction == PairDirection::send;
-      advance(w, o, send ? PairCounter::send : PairCounter::recv, after.staged);
-      advance(w, o, send ? PairCounter::packet_send : PairCounter::packet_recv, after.packets);
+      after.count(h_, o);
+      advance(w, o, counter(o, false), after.staged);
+      advance(w, o, counter(o, true), after.packets);
     }
     return Status::ok;
   }
@@ -397,7 +396,18 @@ class PairEngine {
   struct Sequences {
     std::uint64_t staged = 0;
     std::uint64_t packets = 0;
+    // Past op o's chunks, on the sequence they travel by.
+    PURLIN_HD void count(const PairHandle& h, const PairOp& o) {
+      (h.packets_for(o.bytes) ? packets : staged) += op_chunks(h, o);
+    }
   };
+
+  // The rank-local counter of a send or receive's staged or packet sequence.
+  PURLIN_HD static PairCounter counter(const PairOp& o, bool packets) {
+    const bool send = o.direction == PairDirection::send;
+    if (packets) return send ? PairCounter::packet_send : PairCounter::packet_recv;
+    return send ? PairCounter::send : PairCounter::recv;
+  }
 
   // Where op i's chunks start in its pair's sequences: the worker slot's counters (what earlier
   // launches moved) plus the chunks of the pair's ops before i in this launch (a pair's ops
@@ -409,12 +419,9 @@ class PairEngine {
     const PairOp& o = l_.ops[i];
     int first = i;
     while (first > 0 && same_pair(l_.ops[first - 1], o)) --first;
-    const bool send = o.direction == PairDirection::send;
-    at.staged = *h_.sequence(w, o.peer, send ? PairCounter::send : PairCounter::recv);
-    at.packets = *h_.sequence(w, o.peer, send ? PairCounter::packet_send : PairCounter::packet_recv);
-    for (int j = first; j < i; ++j) {
-      (h_.packets_for(l_.ops[j].bytes) ? at.packets : at.staged) += op_chunks(h_, l_.ops[j]);
-    }
+    at.staged = *h_.sequence(w, o.peer, counter(o, false));
+    at.packets = *h_.sequence(w, o.peer, counter(o, true));
+    for (int j = first; j < i; ++j) at.count(h_, l_.ops[j]);
     return at;
   }
 
