@@ -27,7 +27,7 @@
 #include "layout/region.h"
 #include "snac/fingerprint.h"
 #include "snac/handle.h"
-#include "snac/plan.h"
+#include "snac/planner.h"
 #include "snac/policy.h"
 
 namespace purlin::launch {
@@ -206,7 +206,7 @@ Result make_args(const Call& call, const snac::Handle& h, const snac::Policy& po
     std::size_t count = 0;
     if (!detail::scale_count(call.count, scale, count)) return bad_argument("count");
     if constexpr (kWholeBufferCount<C>) {
-      // Reduce's root forms no partition exactly when its workers will gather (plan.h).
+      // Reduce's root forms no partition exactly when its workers will gather (planner.h).
       const bool around_root = snac::plans_rank_roles<C>(policy, count * sizeof(E));
       args.in_shape = args.out_shape =
           layout::whole_buffer_shape<C>(count, n, call.root, kSplitGranule<E>, around_root);

@@ -193,7 +193,7 @@ struct compose {
   // Gathering to a root (Reduce): the root already reads every other rank's intermediate and
   // writes the whole output, so it may be given no partition of F to form while the others
   // share the whole buffer (whole_buffer_shape). Its F consumers then idle and their workers
-  // go to its G consumers (snac plan.h: rank_roles), which takes F's work off the one rank
+  // go to its G consumers (snac planner.h: rank_roles), which takes F's work off the one rank
   // that bounds the call.
   static constexpr bool splits_around_root = G::root_role == Root::consumer;
 
@@ -250,7 +250,7 @@ struct compose {
 // The partitions of a collective that takes one whole-buffer count (AllReduce, Broadcast,
 // Reduce): cut evenly over the ranks, or, with `around_root` where the composition gathers to
 // its root (splits_around_root), over all but the root. Starts are multiples of `granule`
-// elements. Every rank must pass the same `around_root` (snac plan.h: plans_rank_roles).
+// elements. Every rank must pass the same `around_root` (snac planner.h: plans_rank_roles).
 template <class C>
 PURLIN_HD constexpr FixedShape whole_buffer_shape(std::size_t total, int ranks, int root,
                                                   std::size_t granule, bool around_root) {

@@ -29,7 +29,7 @@ static_assert(kDefaultStagingBytes / 2 /
               7);
 
 // 64 slots: what a half holds of the smallest slot (one 256 KiB stride, AllGather), so the
-// signal arrays never cap a default ring (plan.h caps ring.slots at Handle::slots).
+// signal arrays never cap a default ring (planner.h caps ring.slots at Handle::slots).
 constexpr std::uint32_t kDefaultSlots = 64;
 static_assert(kDefaultStagingBytes / 2 /
                   (kDefaultChunk * snac::Program<layout::AllGather>::slot_strides(8)) ==

@@ -23,7 +23,7 @@
 #include "snac/handle.h"
 #include "snac/host_backend.h"
 #include "snac/pairs.h"
-#include "snac/plan.h"
+#include "snac/planner.h"
 #include "snac/policy.h"
 
 namespace purlin::snac {

@@ -62,7 +62,7 @@ struct Policy {
   Roles latency{8, 6, 2, 1};
 
   // Nonzero: the throughput regime splits this many workers over a collective's role groups in
-  // proportion to the bytes each group moves per chunk ordinal (plan.h: balanced_roles),
+  // proportion to the bytes each group moves per chunk ordinal (planner.h: balanced_roles),
   // instead of using `throughput`. For ranks sharing one GPU, where stage and pull are both
   // HBM copies and each group's speed is its CTA count: an AllGather stages one partition and
   // pulls n, an AllToAll stages and pulls n, and fixed roles starve one or the other.
@@ -76,7 +76,7 @@ struct Policy {
   std::size_t min_ring_slots = 1;
 
   // Throughput: the smallest chunk a payload is cut into so that every team has an item
-  // (plan.h: ordinals_in_flight), on top of the ring depth that gives each one a slot. Each
+  // (planner.h: ordinals_in_flight), on top of the ring depth that gives each one a slot. Each
   // chunk costs its flags, acks and barriers whatever its size, so below this more teams do
   // not pay. At least chunk_bytes: no spreading. 64 KiB: 8 ranks on one H200, AllReduce 2-4
   // MiB 1.7x faster than without spreading, ReduceScatter 1-4 MiB up to 1.7x slower than with
@@ -85,7 +85,7 @@ struct Policy {
 
   // Rooted compositions (Reduce, Broadcast) in the throughput regime with a worker budget
   // (throughput_workers): from this many bytes of the whole buffer on, each rank splits its
-  // workers by what it really moves (plan.h: rank_roles) and Reduce's root forms no partition
+  // workers by what it really moves (planner.h: rank_roles) and Reduce's root forms no partition
   // of the reduction (layout::whole_buffer_shape), so the root's workers gather and the other
   // ranks' reduce; below it every rank takes the same balanced_roles. 0: never. Every rank
   // decides from the whole buffer's size, so they agree.
@@ -98,10 +98,10 @@ struct Policy {
   bool zero_copy = true;
 
   // Throughput: a group with fewer items than workers splits each item over a team of them
-  // (plan.h: share_items) rather than leaving the workers without one idle.
+  // (planner.h: share_items) rather than leaving the workers without one idle.
   bool share_items = true;
 
-  // Throughput, where ordinals pipeline through a staged hop (plan.h, make_plan): the ring is
+  // Throughput, where ordinals pipeline through a staged hop (planner.h, make_plan): the ring is
   // deepened and the chunk cut (down to spread_min_bytes) until every team of every group has
   // an item of its own (ordinals_in_flight). Off, and always for a single phase read in place,
   // the ring keeps min_ring_slots and the chunk its size, and share_items gives the items'

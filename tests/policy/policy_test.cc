@@ -10,7 +10,7 @@
 #include "layout/collectives.h"
 #include "policy/policy.h"
 #include "policy/table.h"
-#include "snac/plan.h"
+#include "snac/planner.h"
 
 namespace purlin::policy {
 namespace {

@@ -110,7 +110,7 @@ class Call {
   virtual ~Call() = default;
   virtual Status launch(const HostWorld& world, int rank, const HostBackend& be) const = 0;
   virtual PlanResult plan(const HostWorld& world) const = 0;
-  // The most workers any rank's plan launches: roles may differ between ranks (plan.h).
+  // The most workers any rank's plan launches: roles may differ between ranks (planner.h).
   virtual int workers(const HostWorld& world) const = 0;
   virtual Regime wanted_regime() const = 0;
   // Adds a test failure for the first rank whose buffers differ from the reference.
