@@ -197,23 +197,19 @@ class Engine {
     return be_.sync_and(!be_.leader() || last);
   }
 
-  // A first-phase flag also says where the chunk lies (SignalLayout::input_address): its
-  // release store publishes the address word written just before it. The calling threads
-  // take the readers lane, lane + lanes, ...: all lanes of a worker after a barrier, so that
-  // the n release stores do not queue behind one another (and any lane's release after the
-  // barrier publishes the whole worker's stores, backend.h), or one thread alone.
-  PURLIN_HD void publish(int phase, int k, std::uint64_t c, int lane = 0, int lanes = 1) const {
+  // A staged first-phase flag also says that the chunk lies in the staging slot: a zero
+  // address (SignalLayout::input_address) where the plan reads inputs in place, which its
+  // release store publishes (publish_input_pair writes the address instead). The calling
+  // threads take the readers lane, lane + lanes, ...: all lanes of a worker after a barrier,
+  // so that the n release stores do not queue behind one another (and any lane's release
+  // after the barrier publishes the whole worker's stores, backend.h).
+  PURLIN_HD void publish(int phase, int k, std::uint64_t c, int lane, int lanes) const {
     const std::uint64_t s = plan_.ring.slot(c);
     const Flag value = layout::flag_value(e_, c);
-    Flag where = 0;
-    if (zero_copy_ && phase == 0) {
-      where = reinterpret_cast<std::uintptr_t>(static_cast<const std::byte*>(a_.input) +
-                                               rel_.input_region(k).offset);
-    }
     for (int q = lane; q < n_; q += lanes) {
       if (!rel_.reads(phase, k, q)) continue;
       if (phase == 0 && plan_.zero_copy) {
-        be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_), where);
+        be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_), 0);
       }
       be_.store_release(h_.signals[q] + sig_.flag(phase, r_, s), value);
     }
@@ -236,49 +232,85 @@ class Engine {
     return Status::ok;
   }
 
-  // Zero-copy: nothing to copy, so the first member's lanes publish the team's items side by
-  // side, a lane's own items in increasing ordinal (all the induction above needs), instead of
-  // one barrier and one wait after another per item. The team keeps the items a copying stager
-  // would have (i = team mod teams), which await_input_read walks again.
+  // Zero-copy: nothing to copy, so the first member's lanes publish the team's items (those a
+  // copying stager would have, i = team mod teams) as (item, reader) pairs, one pair per lane:
+  // the release stores of one warp instruction share one fence, where a thread publishing to
+  // its readers one after another paid a fence each, about 0.6 us apiece with 8 ranks
+  // (perf/snac/results/h100-20261207-teams, r21 trace: readers saw an AllGather's flags in
+  // rank order). A pair waits only for its own reader's ack of the chunk that used its slot
+  // before; rounds of at most `ring slots` ordinals, a barrier between them, keep that chunk
+  // in an earlier round, so the induction above holds.
   PURLIN_HD Status publish_input(const Role& role, int width, std::uint64_t items) {
     if (!be_.sync_and(wait_released())) return Status::aborted;
-    bool ok = true;
     if (role.member == 0) {
-      const auto teams = static_cast<std::uint64_t>(role.teams);
-      const std::uint64_t step = teams * static_cast<std::uint64_t>(be_.lanes());
-      for (std::uint64_t i = role.team + teams * static_cast<std::uint64_t>(be_.lane());
-           i < items && ok; i += step) {
-        const std::uint64_t c = item_ordinal(i, width);
-        const int k = rel_.staged_partition(i, width);
-        if (c >= plan_.chunking.count(rel_.input_region(k).size) || !rel_.has_readers(0, k)) continue;
-        ok = c < plan_.ring.slots || drained(0, k, c);
-        if (ok) publish(0, k, c);
+      const std::uint64_t mine = team_items(role, items);
+      const std::uint64_t behind = plan_.ring.slots * static_cast<std::uint64_t>(width);
+      const std::uint64_t round = behind > static_cast<std::uint64_t>(role.teams)
+                                      ? behind / static_cast<std::uint64_t>(role.teams)
+                                      : 1;
+      const auto n = static_cast<std::uint64_t>(n_);
+      for (std::uint64_t j0 = 0; j0 < mine; j0 += round) {
+        const std::uint64_t pairs = (mine - j0 < round ? mine - j0 : round) * n;
+        bool ok = true;
+        for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
+             p += static_cast<std::uint64_t>(be_.lanes())) {
+          const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (j0 + p / n);
+          ok = publish_input_pair(item_ordinal(i, width), rel_.staged_partition(i, width),
+                                  static_cast<int>(p % n));
+        }
+        if (!be_.sync_and(ok)) return Status::aborted;
       }
     }
-    if (!be_.sync_and(ok)) return Status::aborted;
+    be_.sync();
     be_.mark(TracePoint::push, e_, 0);
-    return await_input_read(role, width);
+    return await_input_read(role, width, items);
+  }
+
+  // How many of a group's `items` team `role.team` handles (i = team, team + teams, ...).
+  PURLIN_HD static std::uint64_t team_items(const Role& role, std::uint64_t items) {
+    const auto team = static_cast<std::uint64_t>(role.team);
+    const auto teams = static_cast<std::uint64_t>(role.teams);
+    return items > team ? (items - team + teams - 1) / teams : 0;
+  }
+
+  // Chunk c of input partition k to reader q, if q reads it: once q acknowledged the chunk
+  // before it on the slot, the chunk's address, then its flag (a release, which publishes the
+  // address). False when that wait gave up.
+  PURLIN_HD bool publish_input_pair(std::uint64_t c, int k, int q) const {
+    const layout::Region part = rel_.input_region(k);
+    if (c >= plan_.chunking.count(part.size) || !rel_.reads(0, k, q)) return true;
+    const std::uint64_t s = plan_.ring.slot(c);
+    if (c >= plan_.ring.slots &&
+        !be_.wait_at_least(signals_ + sig_.ack(0, q, half_, s),
+                           layout::drain_wait_value(e_, c, plan_.ring.slots))) {
+      return false;
+    }
+    be_.store_relaxed(h_.signals[q] + sig_.input_address(r_, half_),
+                      reinterpret_cast<std::uintptr_t>(static_cast<const std::byte*>(a_.input) +
+                                                       part.offset));
+    be_.store_release(h_.signals[q] + sig_.flag(0, r_, s), layout::flag_value(e_, c));
+    return true;
   }
 
   // Zero-copy: the launch may end only when every reader acknowledged every chunk of this
-  // rank's input that this team published. Acks on one slot grow with the ordinal and chunks
-  // on a slot were published one after another's ack, so the last chunk of each slot tells.
-  PURLIN_HD Status await_input_read(const Role& role, int width) {
+  // rank's input that this team published. Acks on one slot grow with the ordinal and a
+  // reader's chunks on a slot were published one after its ack of the other, so the last
+  // chunk of each slot tells. The first member's lanes wait for a pair each, together.
+  PURLIN_HD Status await_input_read(const Role& role, int width, std::uint64_t items) {
     bool ok = true;
-    if (be_.leader() && role.member == 0) {
-      const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
-      for (std::uint64_t i = role.team; i < items && ok; i += role.teams) {
+    if (role.member == 0) {
+      const auto n = static_cast<std::uint64_t>(n_);
+      const std::uint64_t pairs = team_items(role, items) * n;
+      for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
+           p += static_cast<std::uint64_t>(be_.lanes())) {
+        const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (p / n);
         const std::uint64_t c = item_ordinal(i, width);
         const int k = rel_.staged_partition(i, width);
+        const int q = static_cast<int>(p % n);
         const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
-        if (c >= count || c + plan_.ring.slots < count) continue;
-        const std::uint64_t s = plan_.ring.slot(c);
-        for (int q = 0; q < n_ && ok; ++q) {
-          if (rel_.reads(0, k, q)) {
-            ok = be_.wait_at_least(signals_ + sig_.ack(0, q, half_, s),
-                                   layout::drain_ack_value(e_, c));
-          }
-        }
+        if (c >= count || c + plan_.ring.slots < count || !rel_.reads(0, k, q)) continue;
+        ok = be_.wait_at_least(signals_ + sig_.ack(0, q, half_, plan_.ring.slot(c)),
+                               layout::drain_ack_value(e_, c));
       }
     }
     return be_.sync_and(ok) ? Status::ok : Status::aborted;
@@ -313,37 +345,10 @@ class Engine {
     return Status::ok;
   }
 
-  // Latency: stage and notify in one store per 8 bytes, straight into each reader's buffer.
-  // `src` is chunk c of partition k (`bytes` long); packets are numbered from the partition
-  // start, which one hop offsets by the partition's place in the input (packet_base). Each
-  // payload is loaded once and stored to every reader. No arrival: each packet carries its
-  // own flag.
+  // Latency: chunk c of partition k pushed as packets into each reader's buffer
+  // (engine_packets.h, like every latency-regime move).
   PURLIN_HD Status push(const Role& role, int phase, int k, std::uint64_t c, std::size_t bytes,
-                        const std::byte* src) {
-    be_.mark(TracePoint::push, e_, 0);
-    if (!be_.sync_and(wait_released())) return Status::aborted;
-    be_.mark(TracePoint::ready, e_, 0);
-    const Share sh = team_share(bytes, role.size, role.member);
-    const std::size_t first =
-        rel_.packet_base(k) + (c * plan_.chunking.stride + sh.begin) / kPacketPayload;
-    const std::size_t count = layout::detail::ceil_div(sh.size, kPacketPayload);
-    const Flag flag = layout::packet_flag(e_);
-    std::uint64_t readers = 0;  // ranks <= 64 (launch::kMaxRanks)
-    for (int q = 0; q < n_; ++q) readers |= rel_.reads(phase, k, q) ? std::uint64_t{1} << q : 0;
-    const std::size_t at0 = pk_.index(phase, half_, r_, first);
-    for (std::size_t p = static_cast<std::size_t>(be_.lane()); p < count;
-         p += static_cast<std::size_t>(be_.lanes())) {
-      const std::size_t at = sh.begin + p * kPacketPayload;
-      std::uint64_t payload = detail::load_payload(src + at, sh.size - (at - sh.begin));
-      if constexpr (kScalesAtStage<Op>) {
-        if (phase == 0) payload = detail::scaled_payload(payload, a_.op_arg);
-      }
-      for (int q = 0; q < n_; ++q) {
-        if ((readers >> q) & 1u) be_.put_packet(h_.packets[q] + at0 + p, payload, flag);
-      }
-    }
-    return Status::ok;
-  }
+                        const std::byte* src);
 
   // ---- Consume ----------------------------------------------------------------------------
 
@@ -449,128 +454,14 @@ class Engine {
     return slot(j, c, Ph, partition);
   }
 
-  // Latency: poll this share's packets from each producer into the destination (the output,
-  // or a composition's intermediate in scratch), which a composition's first phase then
-  // pushes onward.
+  // Latency (engine_packets.h): one share of chunk c polled from its producers; every
+  // region's chunk c polled at once into the output; a composition in one hop.
   template <int Ph>
-  PURLIN_HD Status poll(const Role& role, int k, std::uint64_t c, const layout::Region& region) {
-    using Q = std::conditional_t<Ph == 0, F, G>;
-    int first = 0;
-    int last = 0;
-    (void)rel_.template source<Q>(k, first, last);
-    const layout::Region chunk = plan_.chunking.range(region, c);
-    const Share sh = team_share(chunk.size, role.size, role.member);
-    const std::size_t within = chunk.offset - region.offset + sh.begin;  // from partition start
-    std::byte* dst = Ph < kLast ? scratch(n_) + within
-                                : static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-    const std::size_t packet0 = within / kPacketPayload;
-    const bool ok = reader().template share<Q::reduces>(Ph, first, last, packet0, sh.size, dst);
-    if (!be_.sync_and(ok)) return Status::aborted;
-    if constexpr (Ph < kLast) {
-      return push(role, 1, r_, c, chunk.size, scratch(n_) + (chunk.offset - region.offset));
-    }
-    return Status::ok;
-  }
-
-  // Latency, copies into the output: chunk c of every region this rank consumes, all at
-  // once, so each thread has the loads of all its regions' packets in flight together
-  // (batches of kPacketBatch regions) instead of one region's round trip after another.
-  // `source(k)` names the producer of region k.
+  PURLIN_HD Status poll(const Role& role, int k, std::uint64_t c, const layout::Region& region);
   template <class Source>
-  PURLIN_HD Status poll_copies(const Role& role, int phase, CallCheck<B>& check, Source&& source) {
-    using Out = typename C::Output;
-    constexpr int kB = detail::kPacketBatch;
-    const int width = Out::regions(n_);
-    const Packet* mine = packets_;
-    // Where region kk's share of chunk c comes from and goes (bytes 0: nothing to read).
-    auto region_of = [&](int kk, std::uint64_t c) {
-      CopyRegion x{mine, nullptr, 0};
-      if (kk >= width) return x;
-      const int k = Out::kind == layout::LayoutKind::packed ? r_ : kk;
-      if (!Out::holds(r_, k) || (phase == 0 && rel_.skip_self() && k == r_)) return x;
-      const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
-      if (c >= plan_.chunking.count(region.size)) return x;
-      const PacketSource src = source(k);
-      const layout::Region chunk = plan_.chunking.range(region, c);
-      const Share sh = team_share(chunk.size, role.size, role.member);
-      const std::size_t within = chunk.offset - region.offset + sh.begin;
-      x.in = mine + pk_.index(phase, half_, src.rank, src.base + within / kPacketPayload);
-      x.dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-      x.bytes = sh.size;
-      return x;
-    };
-    for (std::uint64_t c = role.team; c < plan_.ordinals; c += role.teams) {
-      for (int k0 = 0; k0 < width; k0 += kB) {
-        // Region k0 + b in slot b; unrolled indexing only, so the arrays stay in registers.
-        const Packet* in[kB];
-        std::byte* dst[kB];
-        std::size_t bytes[kB];
-        std::size_t most = 0;
-        // Lane b of each lane group works out region k0 + b and the group shares the answers:
-        // one region's setup on the critical path instead of kB in a row (8 ranks on one H100:
-        // 2.0 -> 0.5 us, perf/snac/results/h100-20261207-regions). A group smaller than the
-        // batch (the host's one lane) works out every region itself.
-        constexpr bool shared = B::group_lanes >= kB;
-        const int slot = be_.lane() % B::group_lanes;
-        CopyRegion own{mine, nullptr, 0};
-        if (shared && slot < kB) own = region_of(k0 + slot, c);
-        PURLIN_UNROLL
-        for (int b = 0; b < kB; ++b) {
-          const CopyRegion x = shared ? CopyRegion{be_.from_group_lane(own.in, b),
-                                                   be_.from_group_lane(own.dst, b),
-                                                   be_.from_group_lane(own.bytes, b)}
-                                      : region_of(k0 + b, c);
-          in[b] = x.in;
-          dst[b] = x.dst;
-          bytes[b] = x.bytes;
-          most = layout::detail::max_of(most, x.bytes);
-        }
-        be_.mark(TracePoint::item, e_, 0);
-        check.look_again();
-        if (!be_.sync_and(reader().copies(in, dst, bytes, most))) return Status::aborted;
-      }
-    }
-    return Status::ok;
-  }
-
-  // One hop (latency regime of a composition): output region k, chunk c, straight from the
-  // producers of the input partition it depends on (layout compose::one_hop_source).
-  PURLIN_HD Status consume_one_hop(const Role& role, CallCheck<B>& check) {
-    if constexpr (!Prog::composed) {
-      return Status::ok;
-    } else {
-      using Out = typename C::Output;
-      if (!C::is_consumer(r_, a_.root)) return Status::ok;
-      if constexpr (!C::reduces) {
-        return poll_copies(role, 0, check, [&](int k) {
-          const layout::Source src = C::one_hop_source(r_, k, a_.root);
-          return PacketSource{src.rank, rel_.packet_base(src.partition)};
-        });
-      }
-      const int width = Out::regions(n_);
-      const std::uint64_t items = plan_.ordinals * static_cast<std::uint64_t>(width);
-      for (std::uint64_t i = role.team; i < items; i += role.teams) {
-        const std::uint64_t c = item_ordinal(i, width);
-        const int k = item_region(i, width);
-        if (!Out::holds(r_, k)) continue;
-        const layout::Region region = Out::region(a_.out_shape, r_, k).in_bytes(es);
-        if (c >= plan_.chunking.count(region.size)) continue;
-        const layout::Source src = C::one_hop_source(r_, k, a_.root);
-        const int first = src.rank == layout::kAllRanks ? 0 : src.rank;
-        const int last = src.rank == layout::kAllRanks ? n_ - 1 : src.rank;
-        const layout::Region chunk = plan_.chunking.range(region, c);
-        const Share sh = team_share(chunk.size, role.size, role.member);
-        const std::size_t within = chunk.offset - region.offset + sh.begin;
-        std::byte* dst = static_cast<std::byte*>(a_.output) + chunk.offset + sh.begin;
-        const std::size_t packet0 = rel_.packet_base(src.partition) + within / kPacketPayload;
-        be_.mark(TracePoint::item, e_, 0);
-        check.look_again();
-        const bool ok = reader().template share<C::reduces>(0, first, last, packet0, sh.size, dst);
-        if (!be_.sync_and(ok)) return Status::aborted;
-      }
-      return Status::ok;
-    }
-  }
+  PURLIN_HD Status poll_copies(const Role& role, int phase, CallCheck<B>& check,
+                               Source&& source);
+  PURLIN_HD Status consume_one_hop(const Role& role, CallCheck<B>& check);
 
   // Latency reads of this launch's packets in this rank's buffer (packets.h).
   PURLIN_HD PacketReader<E, Op, B> reader() const {
@@ -597,6 +488,12 @@ class Engine {
   bool released_ = false;  // this worker saw every peer release the launch's half
   Flag seen_release_ = 0;  // look_released: this lane's peer's release word at launch start
 };
+
+}  // namespace purlin::snac
+
+#include "snac/engine_packets.h"
+
+namespace purlin::snac {
 
 // One worker's part of one launch. Every worker of a rank calls it with that rank's plan.
 template <class C, class E, class Op = op::Sum, Backend B>
