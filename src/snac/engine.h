@@ -156,29 +156,24 @@ class Engine {
     return true;
   }
 
-  // Before staging ordinal c of partition k: the slot's previous occupant was drained.
+  // Before staging ordinal c of partition k: the slot's previous occupant was drained, every
+  // reader having acknowledged the ordinal that used c's slot before it (c >= ring slots).
+  // Like wait_released, each lane waits for its share of the readers, so the n loads are in
+  // flight together (a leader waiting for one reader after another took n round trips per
+  // chunk), and the barrier joins them (backend.h).
   PURLIN_HD bool drain_wait(int phase, int k, std::uint64_t c) {
     bool ok = true;
     if (c < plan_.ring.slots) {
       ok = wait_released();
-    } else if (be_.leader()) {
-      ok = drained(phase, k, c);
-    }
-    return be_.sync_and(ok);
-  }
-
-  // Every reader acknowledged the ordinal that used c's slot before it (c >= ring slots), as
-  // seen by the calling thread.
-  PURLIN_HD bool drained(int phase, int k, std::uint64_t c) const {
-    const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
-    const std::uint64_t s = plan_.ring.slot(c);
-    for (int q = 0; q < n_; ++q) {
-      if (rel_.reads(phase, k, q) &&
-          !be_.wait_at_least(signals_ + sig_.ack(phase, q, half_, s), want)) {
-        return false;
+    } else {
+      const Flag want = layout::drain_wait_value(e_, c, plan_.ring.slots);
+      const std::uint64_t s = plan_.ring.slot(c);
+      for (int q = be_.lane(); q < n_ && ok; q += be_.lanes()) {
+        ok = !rel_.reads(phase, k, q) ||
+             be_.wait_at_least(signals_ + sig_.ack(phase, q, half_, s), want);
       }
     }
-    return true;
+    return be_.sync_and(ok);
   }
 
   // Team arrival, on every lane: true for the team's last worker to finish chunk c. The leader
@@ -238,30 +233,23 @@ class Engine {
   // its readers one after another paid a fence each, about 0.6 us apiece with 8 ranks
   // (perf/snac/results/h100-20261207-teams, r21 trace: readers saw an AllGather's flags in
   // rank order). A pair waits only for its own reader's ack of the chunk that used its slot
-  // before; rounds of at most `ring slots` ordinals, a barrier between them, keep that chunk
-  // in an earlier round, so the induction above holds.
+  // before, a pair earlier in the team's order (or another team's); each lane takes its pairs
+  // in that order, so the earliest unpublished pair waits for nothing unpublished (the
+  // induction above), and each lane goes at its own pace (one that waits holds no other).
   PURLIN_HD Status publish_input(const Role& role, int width, std::uint64_t items) {
     if (!be_.sync_and(wait_released())) return Status::aborted;
+    bool ok = true;
     if (role.member == 0) {
-      const std::uint64_t mine = team_items(role, items);
-      const std::uint64_t behind = plan_.ring.slots * static_cast<std::uint64_t>(width);
-      const std::uint64_t round = behind > static_cast<std::uint64_t>(role.teams)
-                                      ? behind / static_cast<std::uint64_t>(role.teams)
-                                      : 1;
       const auto n = static_cast<std::uint64_t>(n_);
-      for (std::uint64_t j0 = 0; j0 < mine; j0 += round) {
-        const std::uint64_t pairs = (mine - j0 < round ? mine - j0 : round) * n;
-        bool ok = true;
-        for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
-             p += static_cast<std::uint64_t>(be_.lanes())) {
-          const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (j0 + p / n);
-          ok = publish_input_pair(item_ordinal(i, width), rel_.staged_partition(i, width),
-                                  static_cast<int>(p % n));
-        }
-        if (!be_.sync_and(ok)) return Status::aborted;
+      const std::uint64_t pairs = team_items(role, items) * n;
+      for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
+           p += static_cast<std::uint64_t>(be_.lanes())) {
+        const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (p / n);
+        ok = publish_input_pair(item_ordinal(i, width), rel_.staged_partition(i, width),
+                                static_cast<int>(p % n));
       }
     }
-    be_.sync();
+    if (!be_.sync_and(ok)) return Status::aborted;
     be_.mark(TracePoint::push, e_, 0);
     return await_input_read(role, width, items);
   }

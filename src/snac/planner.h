@@ -372,8 +372,8 @@ PURLIN_HD constexpr PlanResult make_plan(const Policy& policy, const Handle& h,
     const auto fit = [&](int& group, int regions) {
       if (static_cast<std::uint64_t>(group) > items(regions)) group = static_cast<int>(items(regions));
     };
-    // A copy into the output takes every region of a chunk at once (engine.h: poll_copies),
-    // except in an in-place AllToAll, whose consumers stage each region first.
+    // A copy into the output takes every region of a chunk at once (engine_packets.h:
+    // poll_copies), except in an in-place AllToAll, whose consumers stage each region first.
     const bool own_regions = stages_own_partitions(args);
     const auto consumer_regions = [&](bool reduces, bool last, int regions) {
       return !reduces && last && !own_regions ? 1 : regions;
