@@ -5,8 +5,9 @@ Usage: trace_summary.py DIR [DIR ...]
 
 For every recorded launch (the latest four, ordered by start), prints per role group the
 earliest and latest time of each trace point, in microseconds from the launch's first CTA
-entry, and the gap since the previous launch's last exit; then, per role group, the mean time a
-worker spends between consecutive points it passed. The points are the file's columns after
+entry (a point-to-point launch's first point: it records no entry), and the gap since the
+previous launch's last exit; then, per role group, the mean time a worker spends between
+consecutive points it passed. The points are the file's columns after
 `cta` other than `group` (src/snac/trace.h), wherever `group` stands, so older traces read too;
 0 is a point not passed.
 """
@@ -36,12 +37,17 @@ def summarize(directory):
     launches = defaultdict(list)
     for r in rows:
         launches[r["launch_slot"]].append(r)
-    order = sorted(launches, key=lambda s: min(int(r["entry"]) for r in launches[s]))
+    # A launch starts at its first CTA entry; a point-to-point launch, which records no entry
+    # (src/snac/trace.h), at its first point.
+    def start(rs):
+        return min(int(r[p]) for r in rs for p in points if int(r[p]) > 0)
+
+    order = sorted(launches, key=lambda s: start(launches[s]))
     print(f"== {directory}")
     previous_exit = None
     for slot in order:
         rs = launches[slot]
-        t0 = min(int(r["entry"]) for r in rs)
+        t0 = start(rs)
         gap = "" if previous_exit is None else f", {(t0 - previous_exit) / 1000:.2f} us after the previous launch's last exit"
         print(f"launch slot {slot}: {len(rs)} CTAs{gap}")
         for group in sorted({r["group"] for r in rs}):
@@ -51,7 +57,7 @@ def summarize(directory):
                 times = [(int(r[p]) - t0) / 1000 for r in members if int(r[p]) > 0]
                 cells.append(f"{p} {min(times):.2f}-{max(times):.2f}" if times else f"{p} -")
             print(f"  group {group} ({len(members)} CTAs): " + ", ".join(cells))
-        previous_exit = max(int(r["exit"]) for r in rs)
+        previous_exit = max(int(r["exit"]) for r in rs) or None
     steps = defaultdict(lambda: defaultdict(list))
     for r in rows:
         seen = [p for p in points if int(r[p]) > 0]

@@ -46,7 +46,7 @@ void LaunchTrace::finish() {
     return;
   }
   // Times are the GPU's global timer in ns; a point a worker did not pass, or a CTA a launch
-  // did not have, reads 0.
+  // did not have, reads 0; a row whose every time reads 0 is left out.
   // Columns in TracePoint order, named by kTracePointNames.
   using snac::TracePoint;
   std::fprintf(f, "rank,launch_slot,cta");
@@ -58,7 +58,11 @@ void LaunchTrace::finish() {
         return static_cast<unsigned long long>(
             host[snac::trace_index(slot, w, workers_, static_cast<TracePoint>(p))]);
       };
-      if (at(static_cast<std::uint32_t>(TracePoint::entry)) == 0) continue;
+      bool passed = false;  // any time (a pair launch records no entry: snac/trace.h)
+      for (std::uint32_t p = 0; p < static_cast<std::uint32_t>(TracePoint::group); ++p) {
+        passed |= at(p) != 0;
+      }
+      if (!passed) continue;
       std::fprintf(f, "%d,%llu,%d", rank_, static_cast<unsigned long long>(slot), w);
       for (std::uint32_t p = 0; p < snac::kTracePoints; ++p) std::fprintf(f, ",%llu", at(p));
       std::fprintf(f, "\n");

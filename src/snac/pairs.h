@@ -360,6 +360,8 @@ class PairEngine {
     // stalled on each before the next).
     constexpr int G = B::group_lanes;
     const int slot = be_.lane() % G;
+    std::uint64_t moved = 0;  // chunks, for the trace
+    bool traced = false;
     for (int i0 = 0; i0 < l_.count; i0 += G) {
       const Sequences mine = sequences_at(w, i0 + slot);
       const int end = i0 + G < l_.count ? i0 + G : l_.count;
@@ -367,6 +369,11 @@ class PairEngine {
         const PairOp& o = l_.ops[i];
         const std::uint64_t staged = be_.from_group_lane(mine.staged, i - i0);
         const std::uint64_t packets = be_.from_group_lane(mine.packets, i - i0);
+        if (!traced && o.direction != PairDirection::copy) {
+          traced = true;
+          trace_launch_ = staged + packets;
+          be_.mark(TracePoint::item, trace_launch_, 0);
+        }
         if (static_cast<std::uint32_t>(w) < o.first_worker || static_cast<std::uint32_t>(w) >= o.first_worker + o.workers) {
           continue;
         }
@@ -376,9 +383,12 @@ class PairEngine {
         for (std::uint64_t j = static_cast<std::uint64_t>(w) - o.first_worker; j < chunks; j += o.workers) {
           const Status s = as_packets ? (send ? push(o, packets) : poll(o, packets)) : move(o, j, staged + j);
           if (s != Status::ok) return s;
+          ++moved;
         }
       }
     }
+    be_.mark(TracePoint::worked, trace_launch_, 0);
+    be_.mark(TracePoint::group, trace_launch_, moved);
     // Every lane's loads of this worker's slot before any lane's stores into it.
     be_.sync();
     for (int i = be_.lane(); i < l_.count; i += be_.lanes()) {
@@ -389,6 +399,7 @@ class PairEngine {
       advance(w, o, counter(o, false), after.staged);
       advance(w, o, counter(o, true), after.packets);
     }
+    be_.mark(TracePoint::exit, trace_launch_, 0);
     return Status::ok;
   }
 
@@ -445,6 +456,7 @@ class PairEngine {
     const bool ok = !be_.leader() || q < h_.packet_slots ||
                     be_.wait_at_least(h_.signals[me] + sig_.packet_ack(o.peer, slot), q - h_.packet_slots + 1);
     if (!be_.sync_and(ok)) return failed();
+    be_.mark(TracePoint::push, trace_launch_, 0);
     const PairPacketLayout pk = h_.packet_layout();
     Packet* out = h_.packets[o.peer] + pk.index(me, slot, 0);
     const auto* src = static_cast<const std::byte*>(o.src);
@@ -509,6 +521,7 @@ class PairEngine {
     }
     if (!ok && theirs != exact) ok = be_.mismatch(o.peer, theirs & ((Flag{1} << kPairPacketBytesBits) - 1));
     if (!be_.sync_and(ok)) return failed();
+    be_.mark(TracePoint::ready, trace_launch_, 0);
     if (be_.leader()) be_.store_release(h_.signals[o.peer] + sig_.packet_ack(me, slot), q + 1);
     return Status::ok;
   }
@@ -580,6 +593,10 @@ class PairEngine {
   const PairHandle& h_;
   const PairLaunch<N>& l_;
   PairSignalLayout sig_;
+  // The trace's launch number (trace.h): the first transfer's pair sequence at launch start,
+  // the same in every worker of the launch and, where every pair moves alike (an AllToAll), on
+  // every rank. Pair launches and collectives share the trace: trace one kind at a time.
+  Epoch trace_launch_ = 0;
 };
 
 template <class B, int N>

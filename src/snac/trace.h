@@ -21,7 +21,11 @@ namespace purlin::snac {
 // where a zero-copy stager has published its items (it then waits for its readers' acks),
 // and `ready` where a throughput consumer saw its (last) chunk's flags and starts combining;
 // `worked` the end of the role's own work (a consumer's confirmation of the producers'
-// fingerprints lies between it and `done`).
+// fingerprints lies between it and `done`). A point-to-point launch (pairs.h) records under
+// its first transfer's pair sequence instead of an epoch: `item` where its sequence numbers
+// are known, `push` where a packet send's slot is free, `ready` where a packet receive has
+// all its packets, `worked` its transfers done, `exit` its sequences advanced, and in
+// `group` the chunks it moved.
 enum class TracePoint : std::uint32_t {
   entry,
   released,
