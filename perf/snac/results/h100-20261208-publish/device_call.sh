@@ -16,7 +16,7 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 C7=AllReduce,AllGather,ReduceScatter,AllToAll,Broadcast,Reduce,SendRecvAllToAll
 lab() { for i in 1 2 3; do LD_PRELOAD=$L22 $B/perf/snac/snac_bench $O/lab_b22_$i --ranks 8 --min 1K --max 32M --collectives $C7 || return 1
   LD_PRELOAD=$L $B/perf/snac/snac_bench $O/lab_b23_$i --ranks 8 --min 1K --max 32M --collectives $C7 || return 1; done; }
-trace() { for t in b22:ReduceScatter:256K b22:AllGather:256K b22:AllToAll:256K b23:ReduceScatter:256K b23:AllGather:256K b23:AllToAll:256K b23:AllToAll:8K b23:SendRecvAllToAll:8K b23:SendRecvAllToAll:256K; do
+trace() { for t in b22:ReduceScatter:256K b22:AllGather:256K b22:AllToAll:256K b23:ReduceScatter:256K b23:AllGather:256K b23:AllToAll:256K b23:AllToAll:8K b23:AllReduce:8K b23:SendRecvAllToAll:8K b23:SendRecvAllToAll:256K; do
   b=${t%%:*}; cs=${t#*:}; c=${cs%:*}; s=${cs#*:}; lib=$([ $b = b22 ] && echo $L22 || echo $L); d=$O/trace/${b}_${c}_$s; mkdir -p $d
   PURLIN_TRACE_FILE=$d/t LD_PRELOAD=$lib $B/perf/snac/snac_bench $d --ranks 8 --min $s --max $s --collectives $c --no-check || return 1
   /opt/torch/.venv/bin/python3 perf/snac/trace_summary.py $d >> $O/trace/summary_$b.txt; done; }
