@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -352,6 +354,80 @@ TEST_F(GpuTest, P2pUnmatchedSelfSendIsInvalidArgument) {
   EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);
   EXPECT_TRUE(sync_all(*w));
   cudaFree(b);
+}
+
+// PURLIN_TRACE_FILE on point-to-point (snac/trace.h): every rank's file holds the pair launches'
+// workers, each having passed item, worked and exit in that order and counted what it moved,
+// and the exchange itself stays exact.
+TEST_F(GpuTest, P2pTraceRecordsEveryRanksTransfers) {
+  const int n = 4;
+  constexpr std::size_t kBytes = 8192;
+  const std::string file = ::testing::TempDir() + "purlin_p2p_trace";
+  std::vector<void*> send(n), recv(n);
+  {
+    const ScopedEnv trace("PURLIN_TRACE_FILE", file.c_str());
+    std::string error;
+    std::unique_ptr<World> w = World::create(n, &error);
+    ASSERT_NE(w, nullptr) << error;
+    for (int r = 0; r < n; ++r) {
+      const ScopedDevice on(w->device(r));
+      ASSERT_EQ(cudaMalloc(&send[r], kBytes * n), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&recv[r], kBytes * n), cudaSuccess);
+      ASSERT_EQ(cudaMemset(send[r], r + 1, kBytes * n), cudaSuccess);
+      ASSERT_EQ(cudaMemset(recv[r], 0, kBytes * n), cudaSuccess);
+    }
+    for (int call = 0; call < 3; ++call) {
+      ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+      for (int r = 0; r < n; ++r) {
+        for (int p = 0; p < n; ++p) {
+          auto* out = static_cast<char*>(send[r]) + p * kBytes;
+          auto* in = static_cast<char*>(recv[r]) + p * kBytes;
+          ASSERT_EQ(ncclSend(out, kBytes, ncclUint8, p, w->comm(r), w->stream(r)), ncclSuccess);
+          ASSERT_EQ(ncclRecv(in, kBytes, ncclUint8, p, w->comm(r), w->stream(r)), ncclSuccess);
+        }
+      }
+      ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    }
+    ASSERT_TRUE(sync_all(*w)) << cudaGetErrorString(cudaGetLastError());
+    for (int r = 0; r < n; ++r) {
+      std::vector<unsigned char> got(kBytes * n);
+      ASSERT_EQ(cudaMemcpy(got.data(), recv[r], got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      for (int p = 0; p < n; ++p) {
+        EXPECT_EQ(std::count(got.begin() + p * kBytes, got.begin() + (p + 1) * kBytes, p + 1),
+                  static_cast<long>(kBytes))
+            << "rank " << r << " from " << p;
+      }
+      cudaFree(send[r]);
+      cudaFree(recv[r]);
+    }
+  }  // the communicators are destroyed here, which writes the trace
+  for (int r = 0; r < n; ++r) {
+    std::ifstream in(file + ".rank" + std::to_string(r));
+    ASSERT_TRUE(in) << "no trace of rank " << r;
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    std::vector<std::string> names;
+    std::string cell;
+    for (std::stringstream cols(line); std::getline(cols, cell, ',');) names.push_back(cell);
+    auto column = [&](const char* name) {
+      return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    const std::size_t item = column("item"), worked = column("worked"), left = column("exit"),
+                      moved = column("group");
+    ASSERT_LT(std::max({item, worked, left, moved}), names.size());
+    int movers = 0;
+    while (std::getline(in, line)) {
+      std::vector<unsigned long long> v;
+      for (std::stringstream cols(line); std::getline(cols, cell, ',');) v.push_back(std::stoull(cell));
+      ASSERT_EQ(v.size(), names.size());
+      if (v[moved] == 0) continue;  // a worker without a transfer of its own
+      ++movers;
+      EXPECT_GT(v[item], 0u);
+      EXPECT_LE(v[item], v[worked]);
+      EXPECT_LE(v[worked], v[left]);
+    }
+    EXPECT_GT(movers, 0) << "rank " << r << ": no worker recorded a transfer";
+  }
 }
 
 }  // namespace
