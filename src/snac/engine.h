@@ -238,27 +238,31 @@ class Engine {
   // induction above), and each lane goes at its own pace (one that waits holds no other).
   PURLIN_HD Status publish_input(const Role& role, int width, std::uint64_t items) {
     if (!be_.sync_and(wait_released())) return Status::aborted;
-    bool ok = true;
-    if (role.member == 0) {
-      const auto n = static_cast<std::uint64_t>(n_);
-      const std::uint64_t pairs = team_items(role, items) * n;
-      for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
-           p += static_cast<std::uint64_t>(be_.lanes())) {
-        const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (p / n);
-        ok = publish_input_pair(item_ordinal(i, width), rel_.staged_partition(i, width),
-                                static_cast<int>(p % n));
-      }
-    }
+    const bool ok = for_team_pairs(role, width, items, [&](std::uint64_t c, int k, int q) {
+      return publish_input_pair(c, k, q);
+    });
     if (!be_.sync_and(ok)) return Status::aborted;
     be_.mark(TracePoint::push, e_, 0);
     return await_input_read(role, width, items);
   }
 
-  // How many of a group's `items` team `role.team` handles (i = team, team + teams, ...).
-  PURLIN_HD static std::uint64_t team_items(const Role& role, std::uint64_t items) {
+  // On every lane of the team's first member (others: true): f(c, k, q) for the team's
+  // (item, reader) pairs, item i = team, team + teams, ... of a group's `items` (ordinal c,
+  // input partition k) times each rank q, a lane's pairs in that order, until f is false.
+  template <class Pair>
+  PURLIN_HD bool for_team_pairs(const Role& role, int width, std::uint64_t items, Pair&& f) const {
+    if (role.member != 0) return true;
     const auto team = static_cast<std::uint64_t>(role.team);
     const auto teams = static_cast<std::uint64_t>(role.teams);
-    return items > team ? (items - team + teams - 1) / teams : 0;
+    const auto n = static_cast<std::uint64_t>(n_);
+    const std::uint64_t pairs = (items > team ? (items - team + teams - 1) / teams : 0) * n;
+    bool ok = true;
+    for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
+         p += static_cast<std::uint64_t>(be_.lanes())) {
+      const std::uint64_t i = team + teams * (p / n);
+      ok = f(item_ordinal(i, width), rel_.staged_partition(i, width), static_cast<int>(p % n));
+    }
+    return ok;
   }
 
   // Chunk c of input partition k to reader q, if q reads it: once q acknowledged the chunk
@@ -285,22 +289,12 @@ class Engine {
   // reader's chunks on a slot were published one after its ack of the other, so the last
   // chunk of each slot tells. The first member's lanes wait for a pair each, together.
   PURLIN_HD Status await_input_read(const Role& role, int width, std::uint64_t items) {
-    bool ok = true;
-    if (role.member == 0) {
-      const auto n = static_cast<std::uint64_t>(n_);
-      const std::uint64_t pairs = team_items(role, items) * n;
-      for (std::uint64_t p = static_cast<std::uint64_t>(be_.lane()); p < pairs && ok;
-           p += static_cast<std::uint64_t>(be_.lanes())) {
-        const std::uint64_t i = role.team + static_cast<std::uint64_t>(role.teams) * (p / n);
-        const std::uint64_t c = item_ordinal(i, width);
-        const int k = rel_.staged_partition(i, width);
-        const int q = static_cast<int>(p % n);
-        const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
-        if (c >= count || c + plan_.ring.slots < count || !rel_.reads(0, k, q)) continue;
-        ok = be_.wait_at_least(signals_ + sig_.ack(0, q, half_, plan_.ring.slot(c)),
+    const bool ok = for_team_pairs(role, width, items, [&](std::uint64_t c, int k, int q) {
+      const std::uint64_t count = plan_.chunking.count(rel_.input_region(k).size);
+      if (c >= count || c + plan_.ring.slots < count || !rel_.reads(0, k, q)) return true;
+      return be_.wait_at_least(signals_ + sig_.ack(0, q, half_, plan_.ring.slot(c)),
                                layout::drain_ack_value(e_, c));
-      }
-    }
+    });
     return be_.sync_and(ok) ? Status::ok : Status::aborted;
   }
 
