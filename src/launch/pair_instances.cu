@@ -5,6 +5,7 @@
 #include "launch/instances.h"
 #include "launch/pairs.h"
 #include "snac/pair_kernel.cuh"
+#include "snac/pair_launch.h"
 
 namespace purlin::launch {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "layout/collectives.h"
+#include "snac/pair_launch.h"
 
 namespace purlin::snac::test {
 namespace {

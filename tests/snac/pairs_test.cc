@@ -14,6 +14,7 @@
 
 #include "common/pair_patterns.h"
 #include "snac/host_world.h"
+#include "snac/pair_launch.h"
 #include "snac/pairs.h"
 #include "snac/signal_names.h"
 
